@@ -1,0 +1,250 @@
+// AVX2 kernels. Compiled with -mavx2 and only called after a CPU check.
+// Every function mirrors kernels_scalar.cpp operation for operation.
+#include <immintrin.h>
+
+#include <cmath>
+#include <limits>
+
+#include "backend/cpu/bf16.hpp"
+#include "backend/cpu/exp_f32.hpp"
+#include "backend/cpu/kernels.hpp"
+#include "backend/cpu/lane_sums.hpp"
+
+namespace nextok::cpu {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+inline __m256i lane_bits() { return _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128); }
+
+// All-ones lanes where the mask allows tokens i .. i+7 (i a multiple of 8).
+inline __m256 allowed_lanes(const std::uint32_t* mask, std::size_t i) {
+  const auto bits = static_cast<int>((mask[i / 32] >> (i % 32)) & 0xFFU);
+  const __m256i lb = lane_bits();
+  const __m256i sel = _mm256_and_si256(_mm256_set1_epi32(bits), lb);
+  return _mm256_castsi256_ps(_mm256_cmpeq_epi32(sel, lb));
+}
+
+inline bool allowed(const std::uint32_t* mask, std::size_t i) {
+  return mask == nullptr || ((mask[i / 32] >> (i % 32)) & 1U) != 0;
+}
+
+inline __m256 load8(const float* x) { return _mm256_loadu_ps(x); }
+inline __m256 load8(const std::uint16_t* x) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+inline float load1(const float* x, std::size_t i) { return x[i]; }
+inline float load1(const std::uint16_t* x, std::size_t i) { return bf16_to_f32(x[i]); }
+
+template <typename T>
+ArgmaxResult argmax_impl(const T* x, std::size_t n, const std::uint32_t* mask) {
+  const __m256 neg_inf = _mm256_set1_ps(kNegInf);
+  __m256 best = neg_inf;
+  __m256i best_idx = _mm256_set1_epi32(-1);
+  __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i step = _mm256_set1_epi32(8);
+  __m256 nan_acc = _mm256_setzero_ps();
+  const std::size_t n8 = n & ~static_cast<std::size_t>(7);
+  for (std::size_t i = 0; i < n8; i += 8) {
+    __m256 v = load8(x + i);
+    nan_acc = _mm256_or_ps(nan_acc, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    if (mask != nullptr) v = _mm256_blendv_ps(neg_inf, v, allowed_lanes(mask, i));
+    const __m256 gt = _mm256_cmp_ps(v, best, _CMP_GT_OQ);
+    best = _mm256_blendv_ps(best, v, gt);
+    best_idx = _mm256_castps_si256(
+        _mm256_blendv_ps(_mm256_castsi256_ps(best_idx), _mm256_castsi256_ps(idx), gt));
+    idx = _mm256_add_epi32(idx, step);
+  }
+  alignas(32) float vals[8];
+  alignas(32) std::int32_t ids[8];
+  _mm256_store_ps(vals, best);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(ids), best_idx);
+  ArgmaxResult r{-1, kNegInf, _mm256_movemask_ps(nan_acc) != 0};
+  for (int l = 0; l < 8; ++l) {
+    if (ids[l] < 0) continue;
+    if (vals[l] > r.value || (vals[l] == r.value && ids[l] < r.index)) {
+      r.value = vals[l];
+      r.index = ids[l];
+    }
+  }
+  for (std::size_t i = n8; i < n; ++i) {
+    const float v = load1(x, i);
+    if (std::isnan(v)) {
+      r.has_nan = true;
+      continue;
+    }
+    if (allowed(mask, i) && v > r.value) {
+      r.value = v;
+      r.index = static_cast<std::int64_t>(i);
+    }
+  }
+  return r;
+}
+
+ArgmaxResult argmax_f32(const float* x, std::size_t n, const std::uint32_t* mask) {
+  return argmax_impl(x, n, mask);
+}
+ArgmaxResult argmax_bf16(const std::uint16_t* x, std::size_t n, const std::uint32_t* mask) {
+  return argmax_impl(x, n, mask);
+}
+
+template <typename T>
+bool load_impl(const T* src, std::size_t n, const std::uint32_t* mask, float* dst) {
+  const __m256 neg_inf = _mm256_set1_ps(kNegInf);
+  __m256 nan_acc = _mm256_setzero_ps();
+  const std::size_t n8 = n & ~static_cast<std::size_t>(7);
+  for (std::size_t i = 0; i < n8; i += 8) {
+    __m256 v = load8(src + i);
+    nan_acc = _mm256_or_ps(nan_acc, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    if (mask != nullptr) v = _mm256_blendv_ps(neg_inf, v, allowed_lanes(mask, i));
+    _mm256_storeu_ps(dst + i, v);
+  }
+  bool nan = _mm256_movemask_ps(nan_acc) != 0;
+  for (std::size_t i = n8; i < n; ++i) {
+    const float v = load1(src, i);
+    nan |= std::isnan(v);
+    dst[i] = allowed(mask, i) ? v : kNegInf;
+  }
+  return nan;
+}
+
+bool load_f32(const float* src, std::size_t n, const std::uint32_t* mask, float* dst) {
+  return load_impl(src, n, mask, dst);
+}
+bool load_bf16(const std::uint16_t* src, std::size_t n, const std::uint32_t* mask, float* dst) {
+  return load_impl(src, n, mask, dst);
+}
+
+float max_f32(const float* x, std::size_t n) {
+  __m256 m0 = _mm256_set1_ps(kNegInf);
+  __m256 m1 = m0;
+  const std::size_t n16 = n & ~static_cast<std::size_t>(15);
+  for (std::size_t i = 0; i < n16; i += 16) {
+    m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
+    m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_max_ps(m0, m1));
+  float m = kNegInf;
+  for (float v : lanes) m = v > m ? v : m;
+  for (std::size_t i = n16; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+// Vector twin of expc::exp_f32.
+inline __m256 exp8(__m256 x) {
+  using namespace expc;
+  const __m256 lo = _mm256_set1_ps(kLo);
+  const __m256 zero_lanes = _mm256_cmp_ps(x, lo, _CMP_NGE_UQ);  // !(x >= lo)
+  x = _mm256_max_ps(x, lo);
+  x = _mm256_min_ps(x, _mm256_set1_ps(kHi));
+  const __m256 fx = _mm256_floor_ps(
+      _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _mm256_set1_ps(0.5f)));
+  __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(fx, _mm256_set1_ps(kC1)));
+  r = _mm256_sub_ps(r, _mm256_mul_ps(fx, _mm256_set1_ps(kC2)));
+  const __m256 z = _mm256_mul_ps(r, r);
+  __m256 y = _mm256_set1_ps(kP0);
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP1));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP2));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP3));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP4));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP5));
+  y = _mm256_add_ps(_mm256_mul_ps(y, z), r);
+  y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+  const __m256i n = _mm256_cvttps_epi32(fx);
+  const __m256i n1 = _mm256_srai_epi32(n, 1);
+  const __m256i n2 = _mm256_sub_epi32(n, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 p1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 p2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  y = _mm256_mul_ps(_mm256_mul_ps(y, p1), p2);
+  return _mm256_andnot_ps(zero_lanes, y);
+}
+
+ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* e_out,
+                      double* block_sums) {
+  ExpResult out;
+  LaneAcc acc;
+  const __m256 scale = _mm256_set1_ps(p.scale);
+  const __m256 shift = _mm256_set1_ps(p.shift);
+  const bool ladder = p.ladder != nullptr;
+  __m256 tau[kLadderLevels];
+  for (int j = 0; j < kLadderLevels; ++j) tau[j] = _mm256_set1_ps(ladder ? p.ladder[j] : 0.0f);
+
+  for (std::size_t base = 0, block = 0; base < n; base += kSumBlock, ++block) {
+    const std::size_t end = base + kSumBlock < n ? base + kSumBlock : n;
+    const std::size_t end8 = base + ((end - base) & ~static_cast<std::size_t>(7));
+    __m256 sum = _mm256_setzero_ps();
+    __m256 mass[kLadderLevels];
+    for (auto& m : mass) m = _mm256_setzero_ps();
+    std::int64_t count[kLadderLevels] = {0, 0, 0, 0};
+    for (std::size_t i = base; i < end8; i += 8) {
+      const __m256 t = _mm256_mul_ps(_mm256_loadu_ps(x + i), scale);
+      const __m256 e = exp8(_mm256_sub_ps(t, shift));
+      if (e_out != nullptr) _mm256_storeu_ps(e_out + i, e);
+      sum = _mm256_add_ps(sum, e);
+      if (ladder) {
+        for (int j = 0; j < kLadderLevels; ++j) {
+          const __m256 ge = _mm256_cmp_ps(e, tau[j], _CMP_GE_OQ);
+          mass[j] = _mm256_add_ps(mass[j], _mm256_and_ps(ge, e));
+          count[j] += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(ge)));
+        }
+      }
+    }
+    _mm256_storeu_ps(acc.sum.data(), sum);
+    for (int j = 0; j < kLadderLevels; ++j) {
+      _mm256_storeu_ps(acc.mass[j].data(), mass[j]);
+      acc.count[j] = count[j];
+    }
+    for (std::size_t i = end8; i < end; ++i) {  // tail of the last block
+      const float e = expc::exp_f32(x[i] * p.scale - p.shift);
+      if (e_out != nullptr) e_out[i] = e;
+      const std::size_t lane = (i - base) & 7U;
+      acc.sum[lane] += e;
+      for (int j = 0; ladder && j < kLadderLevels; ++j) {
+        if (e >= p.ladder[j]) {
+          acc.mass[j][lane] += e;
+          ++acc.count[j];
+        }
+      }
+    }
+    flush_block(acc, out, block_sums, block);
+  }
+  return out;
+}
+
+std::size_t indices_ge(const float* x, std::size_t n, float threshold, std::int32_t* out) {
+  const __m256 thr = _mm256_set1_ps(threshold);
+  std::size_t k = 0;
+  const std::size_t n32 = n & ~static_cast<std::size_t>(31);
+  for (std::size_t i = 0; i < n32; i += 32) {
+    const auto m0 = static_cast<std::uint32_t>(
+        _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), thr, _CMP_GE_OQ)));
+    const auto m1 = static_cast<std::uint32_t>(
+        _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i + 8), thr, _CMP_GE_OQ)));
+    const auto m2 = static_cast<std::uint32_t>(
+        _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i + 16), thr, _CMP_GE_OQ)));
+    const auto m3 = static_cast<std::uint32_t>(
+        _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i + 24), thr, _CMP_GE_OQ)));
+    std::uint32_t bits = m0 | (m1 << 8) | (m2 << 16) | (m3 << 24);
+    while (bits != 0) {
+      out[k++] = static_cast<std::int32_t>(i + static_cast<std::size_t>(__builtin_ctz(bits)));
+      bits &= bits - 1;
+    }
+  }
+  for (std::size_t i = n32; i < n; ++i) {
+    if (x[i] >= threshold) out[k++] = static_cast<std::int32_t>(i);
+  }
+  return k;
+}
+
+}  // namespace
+
+const Kernels* avx2_kernels_table() noexcept {
+  static const Kernels k{"avx2", argmax_f32, argmax_bf16, load_f32, load_bf16, max_f32,
+                         exp_weights, indices_ge};
+  return &k;
+}
+
+}  // namespace nextok::cpu

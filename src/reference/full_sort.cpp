@@ -1,0 +1,139 @@
+#include "reference/full_sort.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "backend/cpu/exp_f32.hpp"
+#include "sampling/stages.hpp"
+
+namespace nextok::reference {
+namespace {
+
+struct Survivors {
+  std::int32_t greedy = -1;
+  std::vector<Candidate> list;  // sorted by id, final weights
+  double total = 0.0;
+};
+
+Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig& pen,
+              Workspace::Impl& ws) {
+  cfg.validate();
+  pen.validate();
+  stages::load_masked(in, ws);
+  const auto n = static_cast<std::size_t>(in.logits.vocab);
+  std::span<float> w(ws.w.data(), n);
+  stages::apply_penalties(w, pen, in.history, cfg.filter_order, ws);
+  const float m = stages::checked_max(w);
+  Survivors s;
+  if (!cfg.sampling_active()) {
+    s.greedy = static_cast<std::int32_t>(std::max_element(w.begin(), w.end()) - w.begin());
+    return s;
+  }
+  const bool spec = cfg.filter_order == FilterOrder::kSpec;
+  const float inv_t = static_cast<float>(1.0 / static_cast<double>(cfg.temperature));
+  const float scale = spec ? inv_t : 1.0f;
+  const auto r = cpu::active_kernels().exp_weights(w.data(), n, {scale, m * scale, nullptr},
+                                                   ws.e.data(), nullptr);
+  const double z = r.total;
+  const auto lse = static_cast<float>(static_cast<double>(m) + std::log(z));
+
+  std::vector<Candidate> all(n);
+  for (std::size_t i = 0; i < n; ++i)
+    all[i] = {spec ? ws.e[i] : w[i] - lse, ws.e[i], static_cast<std::int32_t>(i)};
+  std::vector<char> keep(n, 1);
+  if (!spec) {  // mlx_lm: tokens at -inf logprob never survive
+    for (std::size_t i = 0; i < n; ++i) keep[i] = w[i] != -INFINITY;
+  }
+
+  // Ascending (key, id): the order of the spec's top-p rule.
+  std::vector<std::size_t> asc(n);
+  std::iota(asc.begin(), asc.end(), 0);
+  std::sort(asc.begin(), asc.end(), [&](std::size_t a, std::size_t b) {
+    return all[a].key < all[b].key || (all[a].key == all[b].key && a < b);
+  });
+
+  if (cfg.top_p > 0.0f && cfg.top_p < 1.0f) {
+    if (spec) {  // keep iff inclusive ascending cumsum > 1 - top_p
+      double cum = 0.0;
+      const double cut = z * (1.0 - static_cast<double>(cfg.top_p));
+      for (std::size_t i : asc) {
+        cum += static_cast<double>(all[i].weight);
+        if (!(cum > cut)) keep[i] = 0;
+      }
+    } else {  // mlx-lm: mass strictly above >= top_p * total drops; ties by value
+      std::vector<double> above(n);
+      double acc = 0.0;
+      for (std::size_t j = n; j-- > 0;) {
+        above[j] = acc;
+        acc += static_cast<double>(all[asc[j]].weight);
+      }
+      std::size_t first_kept = 0;
+      while (first_kept < n && above[first_kept] >= static_cast<double>(cfg.top_p) * z) ++first_kept;
+      const float threshold = all[asc[std::min(first_kept, n - 1)]].key;
+      for (std::size_t i = 0; i < n; ++i)
+        if (all[i].key < threshold) keep[i] = 0;
+    }
+  }
+  if (cfg.min_p > 0.0f) {
+    float kmax = -INFINITY;
+    for (std::size_t i = 0; i < n; ++i)
+      if (keep[i]) kmax = std::max(kmax, all[i].key);
+    const float cut = spec ? kmax * cfg.min_p
+                           : kmax + static_cast<float>(std::log(static_cast<double>(cfg.min_p)));
+    for (std::size_t i = 0; i < n; ++i)
+      if (all[i].key < cut) keep[i] = 0;
+  }
+  if (cfg.top_k > 0 && static_cast<std::size_t>(cfg.top_k) < n) {
+    std::int64_t rank = 0;
+    for (auto it = asc.rbegin(); it != asc.rend();) {  // descending key, ascending id
+      auto group_end = it;
+      while (group_end != asc.rend() && all[*group_end].key == all[*it].key) ++group_end;
+      std::vector<std::size_t> group(it, group_end);
+      std::sort(group.begin(), group.end());
+      for (std::size_t i : group) {
+        if (!keep[i]) continue;
+        if (rank >= cfg.top_k) keep[i] = 0;
+        ++rank;
+      }
+      it = group_end;
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!keep[i]) continue;
+    Candidate c = all[i];
+    if (!spec) c.weight = cpu::expc::exp_f32(w[i] * inv_t - m * inv_t);
+    if (c.weight > 0.0f) {
+      s.list.push_back(c);
+      s.total += static_cast<double>(c.weight);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+Distribution full_sort_distribution(const StepInput& in, const SamplerConfig& cfg,
+                                    const PenaltyConfig& pen, Workspace& ws) {
+  const Survivors s = run(in, cfg, pen, ws.impl());
+  Distribution d;
+  if (s.greedy >= 0) {
+    d.ids = {s.greedy};
+    d.probs = {1.0f};
+    return d;
+  }
+  for (const Candidate& c : s.list) {
+    d.ids.push_back(c.id);
+    d.probs.push_back(static_cast<float>(static_cast<double>(c.weight) / s.total));
+  }
+  return d;
+}
+
+std::int32_t full_sort_sample(const StepInput& in, const SamplerConfig& cfg,
+                              const PenaltyConfig& pen, Pcg32& rng, Workspace& ws) {
+  const Survivors s = run(in, cfg, pen, ws.impl());
+  if (s.greedy >= 0) return s.greedy;
+  return stages::draw_sparse(s.list, s.total, rng.next_f32());
+}
+
+}  // namespace nextok::reference

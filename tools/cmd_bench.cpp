@@ -1,0 +1,213 @@
+// `nextok bench host`: the host pipeline against a full-sort implementation
+// of the same semantics and, through bench/host_anchors.py, llama.cpp's
+// sampler chain and mlx-lm's sampler, on the same logits in the same run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "backend/cpu/bf16.hpp"
+#include "commands.hpp"
+#include "nextok/nextok.hpp"
+#include "npy.hpp"
+#include "reference/full_sort.hpp"
+#include "workloads.hpp"
+
+#ifndef NEXTOK_SOURCE_DIR
+#define NEXTOK_SOURCE_DIR "."
+#endif
+
+namespace nextok::tools {
+namespace {
+
+struct BenchArgs {
+  bool json = false;
+  bool quick = false;
+  bool anchors = true;
+  std::string python;
+  std::string script = NEXTOK_SOURCE_DIR "/bench/host_anchors.py";
+  std::vector<std::int64_t> vocabs = {32000, 151936, 262144};
+};
+
+struct Timing {
+  double median_us = 0, p99_us = 0;
+  std::size_t iters = 0;
+};
+
+template <typename F>
+Timing time_calls(F&& f, double budget_s, std::size_t max_iters) {
+  using clock = std::chrono::steady_clock;
+  for (int i = 0; i < 3; ++i) f();  // warm caches and workspaces
+  std::vector<double> us;
+  const auto start = clock::now();
+  while (us.size() < max_iters &&
+         (us.size() < 5 || std::chrono::duration<double>(clock::now() - start).count() < budget_s)) {
+    const auto t0 = clock::now();
+    f();
+    us.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+  }
+  std::sort(us.begin(), us.end());
+  Timing t;
+  t.iters = us.size();
+  t.median_us = us[us.size() / 2];
+  t.p99_us = us[std::min(us.size() - 1, static_cast<std::size_t>(0.99 * static_cast<double>(us.size())))];
+  return t;
+}
+
+using Key = std::string;  // config|vocab|dtype
+Key key_of(const std::string& c, std::int64_t v, const std::string& d) {
+  return c + "|" + std::to_string(v) + "|" + d;
+}
+
+void emit(const BenchArgs& a, const nlohmann::json& j) {
+  if (a.json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else if (j.contains("median_us")) {
+    std::printf("%-11s V=%-7lld %-5s %-10s median %9.1f us  p99 %9.1f us\n",
+                j["config"].get<std::string>().c_str(), j["vocab"].get<long long>(),
+                j["dtype"].get<std::string>().c_str(), j["impl"].get<std::string>().c_str(),
+                j["median_us"].get<double>(), j["p99_us"].get<double>());
+  } else {
+    std::printf("%s\n", j.dump().c_str());
+  }
+  std::fflush(stdout);
+}
+
+std::string default_python() {
+  if (const char* p = std::getenv("NEXTOK_PYTHON")) return p;
+  const std::string venv = NEXTOK_SOURCE_DIR "/.venv/bin/python";
+  return std::filesystem::exists(venv) ? venv : "python3";
+}
+
+int run_bench_host(BenchArgs a) {
+  if (a.python.empty()) a.python = default_python();
+  const double budget = a.quick ? 0.05 : 0.4;
+  const std::size_t max_iters = a.quick ? 50 : 2000;
+  std::map<Key, double> medians;  // impl-prefixed keys
+  const auto tmp = std::filesystem::temp_directory_path() /
+                   ("nextok-bench-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(tmp);
+  nlohmann::json cases = nlohmann::json::array();
+
+  for (std::int64_t vocab : a.vocabs) {
+    const std::vector<float> real = realistic_logits(vocab, 1234);
+    const std::vector<float> flat = flat_logits(vocab, 4321);
+    const std::string real_path = (tmp / ("real_" + std::to_string(vocab) + ".npy")).string();
+    const std::string flat_path = (tmp / ("flat_" + std::to_string(vocab) + ".npy")).string();
+    write_npy_f32(real_path, real.data(), 1, vocab);
+    write_npy_f32(flat_path, flat.data(), 1, vocab);
+    for (const std::string dtype : {"f32", "bf16"}) {
+      for (const BenchConfig& c : host_bench_configs(vocab, 99)) {
+        const std::vector<float>& src = c.flat ? flat : real;
+        std::vector<std::uint16_t> b16;
+        LogitsView view = LogitsView::f32(src);
+        if (dtype == "bf16") {
+          b16.resize(src.size());
+          for (std::size_t i = 0; i < src.size(); ++i) b16[i] = cpu::f32_to_bf16(src[i]);
+          view = LogitsView::bf16(b16);
+        }
+        const StepInput in{view, {}, c.history};
+        Workspace ws;
+        Pcg32 rng = Pcg32::for_seed(7);
+        const bool greedy = c.name == "greedy";
+        auto fast = [&] {
+          volatile std::int32_t t =
+              greedy ? argmax(view) : sample_token(in, c.sampler, c.penalties, rng, ws);
+          (void)t;
+        };
+        auto slow = [&] {
+          volatile std::int32_t t =
+              reference::full_sort_sample(in, c.sampler, c.penalties, rng, ws);
+          (void)t;
+        };
+        for (const auto& [impl, timing] :
+             {std::pair<std::string, Timing>{"nextok", time_calls(fast, budget, max_iters)},
+              std::pair<std::string, Timing>{"full-sort",
+                                             time_calls(slow, budget, a.quick ? 5 : 40)}}) {
+          medians[impl + "|" + key_of(c.name, vocab, dtype)] = timing.median_us;
+          emit(a, {{"bench", "host"}, {"config", c.name}, {"vocab", vocab}, {"dtype", dtype},
+                   {"impl", impl}, {"median_us", timing.median_us}, {"p99_us", timing.p99_us},
+                   {"iters", timing.iters}});
+        }
+        nlohmann::json bias = nlohmann::json::array();
+        for (const auto& [id, b] : c.penalties.logit_bias) bias.push_back({id, b});
+        cases.push_back({{"config", c.name}, {"vocab", vocab}, {"dtype", dtype},
+                         {"logits", c.flat ? flat_path : real_path},
+                         {"temperature", c.sampler.temperature}, {"top_p", c.sampler.top_p},
+                         {"top_k", c.sampler.top_k}, {"min_p", c.sampler.min_p},
+                         {"repetition_penalty", c.penalties.repetition_penalty},
+                         {"presence_penalty", c.penalties.presence_penalty},
+                         {"frequency_penalty", c.penalties.frequency_penalty},
+                         {"logit_bias", bias}, {"history", c.history}, {"quick", a.quick}});
+      }
+    }
+  }
+
+  if (a.anchors) {
+    const std::string cases_path = (tmp / "cases.json").string();
+    {
+      std::FILE* f = std::fopen(cases_path.c_str(), "w");
+      if (f == nullptr) throw Error(ErrorCode::kIo, "tmp", "cannot write " + cases_path);
+      std::fputs(cases.dump().c_str(), f);
+      std::fclose(f);
+    }
+    const std::string cmd = "OMP_NUM_THREADS=1 \"" + a.python + "\" \"" + a.script + "\" \"" +
+                            cases_path + "\"";
+    std::FILE* p = ::popen(cmd.c_str(), "r");
+    char line[4096];
+    while (p != nullptr && std::fgets(line, sizeof line, p) != nullptr) {
+      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded()) continue;
+      if (j.contains("median_us")) {
+        medians[j["impl"].get<std::string>() + "|" +
+                key_of(j["config"], j["vocab"].get<std::int64_t>(), j["dtype"])] =
+            j["median_us"].get<double>();
+      }
+      emit(a, j);
+    }
+    const int rc = p != nullptr ? ::pclose(p) : -1;
+    if (rc != 0)
+      emit(a, {{"bench", "host"}, {"warning", "anchor script failed; run with NEXTOK_PYTHON "
+                                               "pointing at a venv with mlx-lm and "
+                                               "llama-cpp-python"},
+               {"command", cmd}});
+  }
+  for (const auto& [k, v] : medians) {
+    if (k.rfind("nextok|", 0) != 0) continue;
+    const std::string rest = k.substr(7);
+    for (const std::string other : {"full-sort", "llama.cpp", "mlx-lm"}) {
+      const auto it = medians.find(other + "|" + rest);
+      if (it == medians.end()) continue;
+      const auto c1 = rest.find('|'), c2 = rest.rfind('|');
+      emit(a, {{"bench", "host_ratio"}, {"config", rest.substr(0, c1)},
+               {"vocab", std::stoll(rest.substr(c1 + 1, c2 - c1 - 1))},
+               {"dtype", rest.substr(c2 + 1)}, {"baseline", other},
+               {"speedup", it->second / v}});
+    }
+  }
+  std::filesystem::remove_all(tmp);
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_bench(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print JSON lines");
+  bench->require_subcommand(1);
+  CLI::App* host = bench->add_subcommand("host", "Host sampling pipeline vs anchors");
+  host->add_flag("--json", a->json, "JSON lines");
+  host->add_flag("--quick", a->quick, "Few iterations (smoke run)");
+  host->add_flag("!--no-anchors", a->anchors, "Skip llama.cpp and mlx-lm");
+  host->add_option("--python", a->python, "Python with mlx-lm and llama-cpp-python");
+  host->add_option("--anchor-script", a->script, "Path to bench/host_anchors.py");
+  host->add_option("--vocab", a->vocabs, "Vocabulary sizes");
+  return [a, host]() { return host->parsed() ? run_bench_host(*a) : -1; };
+}
+
+}  // namespace nextok::tools

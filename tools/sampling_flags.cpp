@@ -1,0 +1,115 @@
+#include "sampling_flags.hpp"
+
+#include <sstream>
+
+#include "nextok/error.hpp"
+
+namespace nextok::tools {
+namespace {
+
+[[noreturn]] void bad(const char* flag, const std::string& why) {
+  throw Error(ErrorCode::kInvalidArgument, flag, std::string("--") + flag + ": " + why);
+}
+
+std::int32_t parse_id(const std::string& s, const char* flag) {
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(s, &used);
+    if (used != s.size() || v < INT32_MIN || v > INT32_MAX) throw 0;
+    return static_cast<std::int32_t>(v);
+  } catch (...) {
+    bad(flag, "'" + s + "' is not a token id");
+  }
+}
+
+}  // namespace
+
+void SamplingFlags::add_to(CLI::App& app) {
+  app.add_option("--temperature", temperature, "Temperature; 0 = greedy")->capture_default_str();
+  app.add_option("--top-p", top_p, "Nucleus mass in (0, 1]; 1 = off")->capture_default_str();
+  app.add_option("--top-k", top_k, "Keep the k most likely tokens; 0 = off")
+      ->capture_default_str();
+  app.add_option("--min-p", min_p, "Drop tokens below min_p * max prob; 0 = off")
+      ->capture_default_str();
+  app.add_option("--repetition-penalty", repetition_penalty, "Sign-aware penalty; 1 = off")
+      ->capture_default_str();
+  app.add_option("--presence-penalty", presence_penalty, "Subtracted once per windowed id")
+      ->capture_default_str();
+  app.add_option("--frequency-penalty", frequency_penalty, "Subtracted per windowed occurrence")
+      ->capture_default_str();
+  app.add_option("--logit-bias", logit_bias, "ID=BIAS, repeatable; BIAS may be -inf");
+  app.add_option("--history", history, "Penalty window token ids, oldest first: ID,ID,...");
+  app.add_option("--window", window, "Penalty window size")->capture_default_str();
+  app.add_option("--filter-order", filter_order, "spec | mlx_lm")->capture_default_str();
+  app.add_option("--seed", seed, "PCG32 seed")->capture_default_str();
+}
+
+SamplerConfig SamplingFlags::sampler() const {
+  SamplerConfig c;
+  c.temperature = temperature;
+  c.top_p = top_p;
+  c.top_k = top_k;
+  c.min_p = min_p;
+  c.seed = seed;
+  c.filter_order = parse_filter_order(filter_order.c_str());
+  c.validate();
+  return c;
+}
+
+PenaltyConfig SamplingFlags::penalties() const {
+  PenaltyConfig p;
+  p.repetition_penalty = repetition_penalty;
+  p.presence_penalty = presence_penalty;
+  p.frequency_penalty = frequency_penalty;
+  p.window = window;
+  for (const std::string& item : logit_bias) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) bad("logit-bias", "expected ID=BIAS, got '" + item + "'");
+    const std::int32_t id = parse_id(item.substr(0, eq), "logit-bias");
+    const std::string v = item.substr(eq + 1);
+    float bias = 0.0f;
+    try {
+      std::size_t used = 0;
+      bias = std::stof(v, &used);
+      if (used != v.size()) throw 0;
+    } catch (...) {
+      bad("logit-bias", "'" + v + "' is not a number");
+    }
+    p.logit_bias.emplace_back(id, bias);
+  }
+  p.validate();
+  return p;
+}
+
+std::vector<std::int32_t> SamplingFlags::history_ids() const {
+  std::vector<std::int32_t> ids;
+  std::stringstream ss(history);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) ids.push_back(parse_id(item, "history"));
+  }
+  return ids;
+}
+
+void LogitsFlags::add_to(CLI::App& app) {
+  app.add_option("--logits", path, "Logits .npy file: [V] or [B, V]")->required();
+  app.add_option("--dtype", dtype, "f32, or bf16 for uint16 bit patterns")
+      ->check(CLI::IsMember({"f32", "bf16"}))
+      ->capture_default_str();
+  app.add_option("--row", row, "Row of a [B, V] file")->capture_default_str();
+}
+
+LoadedLogits load_logits(const LogitsFlags& flags) {
+  LoadedLogits l{read_npy(flags.path), {}};
+  const bool bf16 = flags.dtype == "bf16";
+  if (bf16 != (l.array.descr == "<u2"))
+    throw Error(ErrorCode::kIo, "dtype",
+                flags.path + ": file holds " + l.array.descr + " but --dtype is " + flags.dtype +
+                    " (f32 needs '<f4', bf16 needs '<u2')");
+  const LogitsView all{l.array.bytes.data(), bf16 ? DType::kBF16 : DType::kF32, l.array.rows(),
+                       l.array.cols(), Device::kCPU};
+  l.view = all.row(flags.row);
+  return l;
+}
+
+}  // namespace nextok::tools

@@ -1,0 +1,51 @@
+// The sampling flags shared by `explain`, `sample` (and later `generate`).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nextok/config.hpp"
+#include "nextok/logits.hpp"
+#include "npy.hpp"
+
+namespace nextok::tools {
+
+struct SamplingFlags {
+  float temperature = 1.0f;
+  float top_p = 1.0f;
+  std::int32_t top_k = 0;
+  float min_p = 0.0f;
+  float repetition_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  std::vector<std::string> logit_bias;  // "ID=BIAS"
+  std::string history;                  // "ID,ID,…"
+  std::uint32_t window = kDefaultPenaltyWindow;
+  std::string filter_order = "spec";
+  std::uint64_t seed = kDefaultSeed;
+
+  void add_to(CLI::App& app);
+  // Throws nextok::Error{kInvalidArgument} on malformed flags.
+  SamplerConfig sampler() const;
+  PenaltyConfig penalties() const;
+  std::vector<std::int32_t> history_ids() const;
+};
+
+// --logits FILE --dtype f32|bf16 --row B
+struct LogitsFlags {
+  std::string path;
+  std::string dtype = "f32";
+  std::int64_t row = 0;
+  void add_to(CLI::App& app);
+};
+
+struct LoadedLogits {
+  NpyArray array;
+  LogitsView view;  // the selected row
+};
+LoadedLogits load_logits(const LogitsFlags& flags);
+
+}  // namespace nextok::tools
