@@ -32,7 +32,10 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
   }
   const bool spec = cfg.filter_order == FilterOrder::kSpec;
   const float inv_t = static_cast<float>(1.0 / static_cast<double>(cfg.temperature));
-  const float scale = spec ? inv_t : 1.0f;
+  const bool filtered = (cfg.top_p > 0.0f && cfg.top_p < 1.0f) || cfg.min_p > 0.0f ||
+                        (cfg.top_k > 0 && static_cast<std::size_t>(cfg.top_k) < n);
+  // mlx_lm filters see temperature-1 weights; with no filter only the final ones matter.
+  const float scale = spec || !filtered ? inv_t : 1.0f;
   const auto r = cpu::active_kernels().exp_weights(w.data(), n, {scale, m * scale, nullptr},
                                                    ws.e.data(), nullptr);
   const double z = r.total;
@@ -108,6 +111,9 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
       s.total += static_cast<double>(c.weight);
     }
   }
+  // Unfiltered, the renormalisation total is the softmax's own canonical sum
+  // (kSumBlock lane order) rather than a sequential one.
+  if (!filtered) s.total = r.total;
   return s;
 }
 

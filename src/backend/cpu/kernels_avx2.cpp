@@ -175,7 +175,8 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
   for (std::size_t base = 0, block = 0; base < n; base += kSumBlock, ++block) {
     const std::size_t end = base + kSumBlock < n ? base + kSumBlock : n;
     const std::size_t end8 = base + ((end - base) & ~static_cast<std::size_t>(7));
-    __m256 sum = _mm256_setzero_ps();
+    __m256d sum_lo = _mm256_setzero_pd();
+    __m256d sum_hi = _mm256_setzero_pd();
     __m256 mass[kLadderLevels];
     for (auto& m : mass) m = _mm256_setzero_ps();
     std::int64_t count[kLadderLevels] = {0, 0, 0, 0};
@@ -183,7 +184,8 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
       const __m256 t = _mm256_mul_ps(_mm256_loadu_ps(x + i), scale);
       const __m256 e = exp8(_mm256_sub_ps(t, shift));
       if (e_out != nullptr) _mm256_storeu_ps(e_out + i, e);
-      sum = _mm256_add_ps(sum, e);
+      sum_lo = _mm256_add_pd(sum_lo, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+      sum_hi = _mm256_add_pd(sum_hi, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
       if (ladder) {
         for (int j = 0; j < kLadderLevels; ++j) {
           const __m256 ge = _mm256_cmp_ps(e, tau[j], _CMP_GE_OQ);
@@ -192,7 +194,8 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
         }
       }
     }
-    _mm256_storeu_ps(acc.sum.data(), sum);
+    _mm256_storeu_pd(acc.sum.data(), sum_lo);
+    _mm256_storeu_pd(acc.sum.data() + 4, sum_hi);
     for (int j = 0; j < kLadderLevels; ++j) {
       _mm256_storeu_ps(acc.mass[j].data(), mass[j]);
       acc.count[j] = count[j];
@@ -201,7 +204,7 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
       const float e = expc::exp_f32(x[i] * p.scale - p.shift);
       if (e_out != nullptr) e_out[i] = e;
       const std::size_t lane = (i - base) & 7U;
-      acc.sum[lane] += e;
+      acc.sum[lane] += static_cast<double>(e);
       for (int j = 0; ladder && j < kLadderLevels; ++j) {
         if (e >= p.ladder[j]) {
           acc.mass[j][lane] += e;

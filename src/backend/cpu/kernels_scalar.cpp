@@ -76,7 +76,7 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
       const float e = expc::exp_f32(t - p.shift);
       if (e_out != nullptr) e_out[i] = e;
       const std::size_t lane = (i - base) & 7U;
-      acc.sum[lane] += e;
+      acc.sum[lane] += static_cast<double>(e);
       if (p.ladder != nullptr) {
         for (int j = 0; j < kLadderLevels; ++j) {
           if (e >= p.ladder[j]) {

@@ -1,6 +1,7 @@
 // The canonical summation order shared by all ISAs: within a kSumBlock block,
-// element j adds into float lane j % 8; a block's sum is its lanes added in
-// double, lane 0 first; the total is the blocks added in double, in order.
+// element j adds into lane j % 8 (double lanes for the total, so it is exact
+// to ~1e-16 relative; float lanes for the ladder estimates); a block's sum is
+// its lanes added in double, lane 0 first; the total is the blocks in order.
 #pragma once
 
 #include <array>
@@ -11,16 +12,17 @@
 namespace nextok::cpu {
 
 struct LaneAcc {
-  std::array<float, 8> sum{};
+  std::array<double, 8> sum{};
   std::array<std::array<float, 8>, kLadderLevels> mass{};
   std::array<std::int64_t, kLadderLevels> count{};
 
   void reset() noexcept { *this = LaneAcc{}; }
 };
 
-inline double reduce_lanes(const std::array<float, 8>& lanes) noexcept {
+template <typename T>
+inline double reduce_lanes(const std::array<T, 8>& lanes) noexcept {
   double d = 0.0;
-  for (float v : lanes) d += static_cast<double>(v);
+  for (T v : lanes) d += static_cast<double>(v);
   return d;
 }
 

@@ -1,0 +1,107 @@
+// χ² goodness of fit: tokens drawn by sample_token follow
+// sampling_distribution. Fixed seeds, so the result is deterministic.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_util.hpp"
+
+using namespace nextok;
+
+namespace {
+
+// χ² statistic over bins with expected count >= 5 (small bins pooled).
+struct Chi2 {
+  double stat = 0;
+  int df = 0;
+};
+
+Chi2 chi2(const std::vector<double>& expected, const std::vector<double>& observed) {
+  Chi2 c;
+  double pe = 0, po = 0;
+  int bins = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (expected[i] >= 5) {
+      c.stat += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
+      ++bins;
+    } else {
+      pe += expected[i];
+      po += observed[i];
+    }
+  }
+  if (pe > 0) {
+    c.stat += (po - pe) * (po - pe) / pe;
+    ++bins;
+  }
+  c.df = bins - 1;
+  return c;
+}
+
+// Upper bound well past the 0.9999 quantile (Wilson–Hilferty, z = 4).
+double critical(int df) {
+  const double k = df;
+  const double t = 1 - 2 / (9 * k) + 4 * std::sqrt(2 / (9 * k));
+  return k * t * t * t;
+}
+
+Chi2 run(const std::vector<float>& logits, const SamplerConfig& cfg, int draws,
+         const std::vector<double>* distort = nullptr) {
+  Workspace ws;
+  const StepInput in{LogitsView::f32(logits), {}, {}};
+  const Distribution d = sampling_distribution(in, cfg, {}, ws);
+  std::vector<double> expected(logits.size(), 0.0), observed(logits.size(), 0.0);
+  for (std::size_t i = 0; i < d.ids.size(); ++i)
+    expected[static_cast<std::size_t>(d.ids[i])] = static_cast<double>(d.probs[i]) * draws;
+  if (distort != nullptr) {
+    for (std::size_t i = 0; i < expected.size(); ++i) expected[i] *= (*distort)[i];
+  }
+  Pcg32 rng = Pcg32::for_seed(cfg.seed_or_default());
+  for (int i = 0; i < draws; ++i)
+    observed[static_cast<std::size_t>(sample_token(in, cfg, {}, rng, ws))] += 1;
+  return chi2(expected, observed);
+}
+
+}  // namespace
+
+TEST(Chi2, FilteredDistributionV111) {
+  std::mt19937_64 g(3);
+  const auto l = test::random_logits(g, 111, false);
+  SamplerConfig c;
+  c.temperature = 0.9f;
+  c.top_p = 0.97f;
+  c.top_k = 60;
+  c.min_p = 0.001f;
+  c.seed = 2024;
+  const Chi2 r = run(l, c, 200000);
+  ASSERT_GT(r.df, 10);
+  EXPECT_LT(r.stat, critical(r.df)) << "df=" << r.df;
+}
+
+TEST(Chi2, DenseTemperatureOnlyV4096MlxOrder) {
+  std::mt19937_64 g(4);
+  auto l = test::random_logits(g, 4096, false);
+  for (float& x : l) x *= 0.3f;
+  SamplerConfig c;
+  c.temperature = 1.3f;
+  c.filter_order = FilterOrder::kMlxLm;
+  c.seed = 99;
+  const Chi2 r = run(l, c, 300000);
+  ASSERT_GT(r.df, 1000);
+  EXPECT_LT(r.stat, critical(r.df)) << "df=" << r.df;
+}
+
+// Negative control: the same draws against a distribution off by ±3% per
+// token must be rejected, so the test above can fail.
+TEST(Chi2, RejectsAWrongDistribution) {
+  std::mt19937_64 g(3);
+  const auto l = test::random_logits(g, 111, false);
+  SamplerConfig c;
+  c.temperature = 0.9f;
+  c.top_p = 0.97f;
+  c.top_k = 60;
+  c.seed = 2024;
+  std::vector<double> distort(111);
+  for (std::size_t i = 0; i < distort.size(); ++i) distort[i] = i % 2 == 0 ? 1.03 : 0.97;
+  const Chi2 r = run(l, c, 200000, &distort);
+  EXPECT_GT(r.stat, critical(r.df));
+}
