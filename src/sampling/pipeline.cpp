@@ -43,18 +43,31 @@ void trace_finite(void* ctx, const char* name) {
 }
 
 // Smallest ladder level whose candidate set provably contains every survivor
-// of at least one active filter, or -1 (take every token).
-int choose_level(const cpu::ExpResult& r, const Active& a, const SamplerConfig& c,
-                 double top_p_limit, FilterOrder order) {
-  const auto tau = stages::ladder_thresholds();
-  const float min_p_room = order == FilterOrder::kSpec ? c.min_p : c.min_p * 0.999f;
-  for (int j = 0; j < cpu::kLadderLevels; ++j) {
-    if (a.top_k && r.count[j] >= c.top_k) return j;
-    // Float lane sums are good to ~1e-5 relative; the margin covers them.
-    if (a.top_p && r.mass[j] >= top_p_limit * (1.0 + 1e-4)) return j;
-    if (a.min_p && tau[j] <= min_p_room) return j;
+// of top-k or min-p, or -1 (take every token). Top-p is checked after the
+// gather, from the candidates' exact mass (see contains_top_p).
+bool covers_top_k_or_min_p(const cpu::ExpResult& r, const Active& a, const SamplerConfig& c,
+                           int level) {
+  const auto j = static_cast<std::size_t>(level);
+  // mlx_lm compares rounded log-probs; the 0.1% room covers that rounding.
+  const float min_p_room = c.filter_order == FilterOrder::kSpec ? c.min_p : c.min_p * 0.999f;
+  return (a.top_k && r.count[j] >= c.top_k) ||
+         (a.min_p && stages::ladder_thresholds()[j] <= min_p_room);
+}
+
+int choose_level(const cpu::ExpResult& r, const Active& a, const SamplerConfig& c, int from) {
+  for (int j = from; j < cpu::kLadderLevels; ++j) {
+    if (covers_top_k_or_min_p(r, a, c, j)) return j;
+    if (a.top_p && r.count[static_cast<std::size_t>(j)] > 0) return j;  // verified after gather
   }
   return -1;
+}
+
+// Every token outside the candidates has at least their whole mass above it,
+// so once that mass reaches the limit none of them survives top-p.
+bool contains_top_p(const std::vector<Candidate>& c, double limit) {
+  double mass = 0.0;
+  for (const Candidate& x : c) mass += static_cast<double>(x.weight);
+  return mass >= limit;
 }
 
 void gather(std::span<const float> x, float threshold, Workspace::Impl& ws) {
@@ -62,11 +75,6 @@ void gather(std::span<const float> x, float threshold, Workspace::Impl& ws) {
       cpu::active_kernels().indices_ge(x.data(), x.size(), threshold, ws.indices.data());
   ws.cand.resize(n);
   for (std::size_t i = 0; i < n; ++i) ws.cand[i].id = ws.indices[i];
-}
-
-void sort_by_id(std::vector<Candidate>& c) {
-  std::sort(c.begin(), c.end(),
-            [](const Candidate& a, const Candidate& b) { return a.id < b.id; });
 }
 
 }  // namespace
@@ -122,7 +130,7 @@ Selection run_pipeline(const StepInput& in, const SamplerConfig& cfg, const Pena
   // mlx_lm keys are float32 log-probabilities, as mlx computes them.
   const auto lse = static_cast<float>(static_cast<double>(m) + std::log(z));
 
-  for (int level = choose_level(r, act, cfg, top_p_limit, cfg.filter_order);;) {
+  for (int level = choose_level(r, act, cfg, 0);;) {
     if (level >= 0) {
       gather(e, stages::ladder_thresholds()[static_cast<std::size_t>(level)], ws);
     } else if (spec) {
@@ -134,6 +142,11 @@ Selection run_pipeline(const StepInput& in, const SamplerConfig& cfg, const Pena
       const auto i = static_cast<std::size_t>(c.id);
       c.weight = e[i];
       c.key = spec ? e[i] : w[i] - lse;
+    }
+    if (level >= 0 && !covers_top_k_or_min_p(r, act, cfg, level) &&
+        !contains_top_p(ws.cand, top_p_limit)) {
+      level = choose_level(r, act, cfg, level + 1);
+      continue;
     }
     if (trace != nullptr) {
       tr.add(spec ? "temperature_softmax" : "log_softmax",
@@ -186,7 +199,6 @@ Selection run_pipeline(const StepInput& in, const SamplerConfig& cfg, const Pena
       c.weight = cpu::expc::exp_f32(w[static_cast<std::size_t>(c.id)] * inv_t - shift);
     }
   }
-  sort_by_id(ws.cand);
   double total = 0.0;
   for (const Candidate& c : ws.cand) total += static_cast<double>(c.weight);
   sel.total = total;

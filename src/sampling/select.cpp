@@ -84,24 +84,33 @@ void split_at(std::vector<Candidate>& c, std::uint32_t key, Workspace::Impl& ws)
             [](const Candidate& a, const Candidate& b) { return a.id < b.id; });
 }
 
+// c[0, mid) and c[mid, end) are each sorted by id; make the whole list so.
+void merge_by_id(std::vector<Candidate>& c, std::size_t mid) {
+  std::inplace_merge(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(mid), c.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.id < b.id; });
+}
+
 }  // namespace
 
 void filter_top_p(std::vector<Candidate>& c, double limit, TiePolicy ties, Workspace::Impl& ws) {
   const Boundary b = radix_boundary(c, limit, /*by_mass=*/true, ws);
   if (!b.found) return;
   split_at(c, b.key, ws);
+  const std::size_t kept = c.size();
   if (ties == TiePolicy::kKeepAllTies) {
     c.insert(c.end(), ws.scratch.begin(), ws.scratch.end());
-    return;
+  } else {
+    // Ascending order breaks ties by ascending id, so walking down from the
+    // top meets the tie group in descending id order.
+    double before = b.above;
+    auto first = ws.scratch.end();
+    while (first != ws.scratch.begin() && before < limit) {
+      --first;
+      before += static_cast<double>(first->weight);
+    }
+    c.insert(c.end(), first, ws.scratch.end());
   }
-  // Ascending order breaks ties by ascending id, so walking down from the
-  // top meets the tie group in descending id order.
-  double before = b.above;
-  for (auto it = ws.scratch.rbegin(); it != ws.scratch.rend(); ++it) {
-    if (!(before < limit)) break;
-    c.push_back(*it);
-    before += static_cast<double>(it->weight);
-  }
+  merge_by_id(c, kept);
 }
 
 void filter_top_k(std::vector<Candidate>& c, std::int64_t k, Workspace::Impl& ws) {
@@ -109,9 +118,11 @@ void filter_top_k(std::vector<Candidate>& c, std::int64_t k, Workspace::Impl& ws
   const Boundary b = radix_boundary(c, static_cast<double>(k), /*by_mass=*/false, ws);
   if (!b.found) return;
   split_at(c, b.key, ws);
-  const auto room = static_cast<std::size_t>(k - static_cast<std::int64_t>(c.size()));
+  const std::size_t kept = c.size();
+  const auto room = static_cast<std::size_t>(k - static_cast<std::int64_t>(kept));
   c.insert(c.end(), ws.scratch.begin(),
            ws.scratch.begin() + static_cast<std::ptrdiff_t>(std::min(room, ws.scratch.size())));
+  merge_by_id(c, kept);
 }
 
 void filter_below(std::vector<Candidate>& c, float threshold) {

@@ -34,8 +34,8 @@ float checked_max(std::span<const float> w);
 // Ladder thresholds on the weight e used to pick a small candidate set.
 std::span<const float> ladder_thresholds() noexcept;
 
-// Stage 7-9 helpers over a candidate list (unordered). Each keeps the
-// survivors in place and returns nothing; see docs/semantics.md.
+// Stage 7-9 helpers over a candidate list sorted by id. Each keeps the
+// survivors in place, still sorted by id; see docs/semantics.md.
 enum class TiePolicy { kIndexOrder, kKeepAllTies };
 // Top-p: keep tokens whose mass strictly above them (in order key desc,
 // ties by id desc) is < limit. kKeepAllTies keeps the whole boundary tie group.

@@ -30,7 +30,6 @@ struct ExpParams {
 struct ExpResult {
   double total = 0.0;  // sum of e over all elements
   std::array<std::int64_t, kLadderLevels> count{};  // #{e >= ladder[j]}
-  std::array<double, kLadderLevels> mass{};         // sum of e where e >= ladder[j]
 };
 
 struct Kernels {

@@ -132,8 +132,33 @@ float max_f32(const float* x, std::size_t n) {
   return m;
 }
 
-// Vector twin of expc::exp_f32.
-inline __m256 exp8(__m256 x) {
+// Vector twin of expc::exp_f32 when every lane is >= kFastLo: the result is
+// normal or rounds once into the subnormals, so one 2^n scale gives the same
+// bits as the split scale.
+inline constexpr float kFastLo = -87.0f;
+inline __m256 exp8_fast(__m256 x) {
+  using namespace expc;
+  const __m256 fx = _mm256_floor_ps(
+      _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _mm256_set1_ps(0.5f)));
+  __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(fx, _mm256_set1_ps(kC1)));
+  r = _mm256_sub_ps(r, _mm256_mul_ps(fx, _mm256_set1_ps(kC2)));
+  const __m256 z = _mm256_mul_ps(r, r);
+  __m256 y = _mm256_set1_ps(kP0);
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP1));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP2));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP3));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP4));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP5));
+  y = _mm256_add_ps(_mm256_mul_ps(y, z), r);
+  y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+  const __m256i n = _mm256_cvttps_epi32(fx);
+  const __m256 p = _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
+  return _mm256_mul_ps(y, p);
+}
+
+// Vector twin of expc::exp_f32 for any input (clamps, split 2^n scale).
+inline __m256 exp8_full(__m256 x) {
   using namespace expc;
   const __m256 lo = _mm256_set1_ps(kLo);
   const __m256 zero_lanes = _mm256_cmp_ps(x, lo, _CMP_NGE_UQ);  // !(x >= lo)
@@ -162,6 +187,11 @@ inline __m256 exp8(__m256 x) {
   return _mm256_andnot_ps(zero_lanes, y);
 }
 
+inline __m256 exp8(__m256 x) {
+  const __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(kFastLo), _CMP_NGE_UQ);
+  return _mm256_movemask_ps(low) == 0 ? exp8_fast(x) : exp8_full(x);
+}
+
 ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* e_out,
                       double* block_sums) {
   ExpResult out;
@@ -177,9 +207,8 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
     const std::size_t end8 = base + ((end - base) & ~static_cast<std::size_t>(7));
     __m256d sum_lo = _mm256_setzero_pd();
     __m256d sum_hi = _mm256_setzero_pd();
-    __m256 mass[kLadderLevels];
-    for (auto& m : mass) m = _mm256_setzero_ps();
-    std::int64_t count[kLadderLevels] = {0, 0, 0, 0};
+    __m256i count[kLadderLevels];
+    for (auto& c : count) c = _mm256_setzero_si256();
     for (std::size_t i = base; i < end8; i += 8) {
       const __m256 t = _mm256_mul_ps(_mm256_loadu_ps(x + i), scale);
       const __m256 e = exp8(_mm256_sub_ps(t, shift));
@@ -187,18 +216,19 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
       sum_lo = _mm256_add_pd(sum_lo, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
       sum_hi = _mm256_add_pd(sum_hi, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
       if (ladder) {
-        for (int j = 0; j < kLadderLevels; ++j) {
+        for (int j = 0; j < kLadderLevels; ++j) {  // lanes count down by one per hit
           const __m256 ge = _mm256_cmp_ps(e, tau[j], _CMP_GE_OQ);
-          mass[j] = _mm256_add_ps(mass[j], _mm256_and_ps(ge, e));
-          count[j] += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(ge)));
+          count[j] = _mm256_sub_epi32(count[j], _mm256_castps_si256(ge));
         }
       }
     }
     _mm256_storeu_pd(acc.sum.data(), sum_lo);
     _mm256_storeu_pd(acc.sum.data() + 4, sum_hi);
     for (int j = 0; j < kLadderLevels; ++j) {
-      _mm256_storeu_ps(acc.mass[j].data(), mass[j]);
-      acc.count[j] = count[j];
+      alignas(32) std::int32_t lanes[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), count[j]);
+      acc.count[j] = 0;
+      for (std::int32_t c : lanes) acc.count[j] += c;
     }
     for (std::size_t i = end8; i < end; ++i) {  // tail of the last block
       const float e = expc::exp_f32(x[i] * p.scale - p.shift);
@@ -206,10 +236,7 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
       const std::size_t lane = (i - base) & 7U;
       acc.sum[lane] += static_cast<double>(e);
       for (int j = 0; ladder && j < kLadderLevels; ++j) {
-        if (e >= p.ladder[j]) {
-          acc.mass[j][lane] += e;
-          ++acc.count[j];
-        }
+        if (e >= p.ladder[j]) ++acc.count[j];
       }
     }
     flush_block(acc, out, block_sums, block);

@@ -79,10 +79,7 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
       acc.sum[lane] += static_cast<double>(e);
       if (p.ladder != nullptr) {
         for (int j = 0; j < kLadderLevels; ++j) {
-          if (e >= p.ladder[j]) {
-            acc.mass[j][lane] += e;
-            ++acc.count[j];
-          }
+          if (e >= p.ladder[j]) ++acc.count[j];
         }
       }
     }
