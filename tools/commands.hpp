@@ -9,5 +9,6 @@ namespace nextok::tools {
 std::function<int()> add_explain(CLI::App& app);
 std::function<int()> add_sample(CLI::App& app);
 std::function<int()> add_bench(CLI::App& app);
+std::function<int()> add_synth(CLI::App& app);
 
 }  // namespace nextok::tools

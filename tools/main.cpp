@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<std::function<int()>> actions = {nextok::tools::add_explain(app),
                                                nextok::tools::add_sample(app),
-                                               nextok::tools::add_bench(app)};
+                                               nextok::tools::add_bench(app),
+                                               nextok::tools::add_synth(app)};
   try {
     app.parse(argc, argv);
     for (auto& act : actions) {

@@ -34,16 +34,24 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
   const float inv_t = static_cast<float>(1.0 / static_cast<double>(cfg.temperature));
   const bool filtered = (cfg.top_p > 0.0f && cfg.top_p < 1.0f) || cfg.min_p > 0.0f ||
                         (cfg.top_k > 0 && static_cast<std::size_t>(cfg.top_k) < n);
-  // mlx_lm filters see temperature-1 weights; with no filter only the final ones matter.
-  const float scale = spec || !filtered ? inv_t : 1.0f;
-  const auto r = cpu::active_kernels().exp_weights(w.data(), n, {scale, m * scale, nullptr},
-                                                   ws.e.data(), nullptr);
+  const auto& kern = cpu::active_kernels();
+  // mlx_lm: filters on temperature-1 log-probabilities, w - lse.
+  const auto z1 = kern.exp_weights(w.data(), n, {1.0f, m, nullptr}, ws.e.data(), nullptr);
+  const auto lse = static_cast<float>(static_cast<double>(m) + std::log(z1.total));
+  cpu::ExpResult r = z1;
+  if (spec) {
+    r = kern.exp_weights(w.data(), n, {inv_t, m * inv_t, nullptr}, ws.e.data(), nullptr);
+  } else if (!filtered) {
+    for (float& x : w) x -= lse;  // the draw's weights, computed as mlx-lm orders it
+    r = kern.exp_weights(w.data(), n, {inv_t, (m - lse) * inv_t, nullptr}, ws.e.data(), nullptr);
+  }
   const double z = r.total;
-  const auto lse = static_cast<float>(static_cast<double>(m) + std::log(z));
 
   std::vector<Candidate> all(n);
-  for (std::size_t i = 0; i < n; ++i)
-    all[i] = {spec ? ws.e[i] : w[i] - lse, ws.e[i], static_cast<std::int32_t>(i)};
+  for (std::size_t i = 0; i < n; ++i) {
+    const float key = spec ? ws.e[i] : (filtered ? w[i] - lse : w[i]);
+    all[i] = {key, ws.e[i], static_cast<std::int32_t>(i)};
+  }
   std::vector<char> keep(n, 1);
   if (!spec) {  // mlx_lm: tokens at -inf logprob never survive
     for (std::size_t i = 0; i < n; ++i) keep[i] = w[i] != -INFINITY;
@@ -105,7 +113,7 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
   for (std::size_t i = 0; i < n; ++i) {
     if (!keep[i]) continue;
     Candidate c = all[i];
-    if (!spec) c.weight = cpu::expc::exp_f32(w[i] * inv_t - m * inv_t);
+    if (!spec && filtered) c.weight = cpu::expc::exp_f32(c.key * inv_t - (m - lse) * inv_t);
     if (c.weight > 0.0f) {
       s.list.push_back(c);
       s.total += static_cast<double>(c.weight);

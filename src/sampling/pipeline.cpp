@@ -108,7 +108,14 @@ Selection run_pipeline(const StepInput& in, const SamplerConfig& cfg, const Pena
   const std::span<float> e(ws.e.data(), w.size());
 
   if (!act.any()) {  // no filter: every token with nonzero weight survives
-    const cpu::ExpParams p{inv_t, m * inv_t, nullptr};
+    cpu::ExpParams p{inv_t, m * inv_t, nullptr};
+    if (!spec) {
+      // mlx-lm scales float32 log-probabilities, w - lse, by 1/T: same order here.
+      const auto z1 = k.exp_weights(w.data(), w.size(), {1.0f, m, nullptr}, nullptr, nullptr);
+      const auto lse = static_cast<float>(static_cast<double>(m) + std::log(z1.total));
+      for (float& x : w) x -= lse;
+      p = {inv_t, (m - lse) * inv_t, nullptr};
+    }
     const auto r = k.exp_weights(w.data(), w.size(), p, e.data(), ws.block_sums.data());
     sel.dense = true;
     sel.total = r.total;
@@ -193,11 +200,9 @@ Selection run_pipeline(const StepInput& in, const SamplerConfig& cfg, const Pena
     break;
   }
 
-  if (!spec) {  // the draw uses temperature-scaled weights
-    const float shift = m * inv_t;
-    for (Candidate& c : ws.cand) {
-      c.weight = cpu::expc::exp_f32(w[static_cast<std::size_t>(c.id)] * inv_t - shift);
-    }
+  if (!spec) {  // the draw uses temperature-scaled log-probabilities, as mlx-lm does
+    const float shift = (m - lse) * inv_t;
+    for (Candidate& c : ws.cand) c.weight = cpu::expc::exp_f32(c.key * inv_t - shift);
   }
   double total = 0.0;
   for (const Candidate& c : ws.cand) total += static_cast<double>(c.weight);

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The test command: dependencies, the dev build (warnings as errors) with the
+# GoogleTest suite and the Python oracles, the ASan+UBSan build, and a
+# find_package(nextok) consumer built against an installed copy.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+bash scripts/venv.sh
+jobs=$(nproc)
+
+cmake --preset dev -DNEXTOK_PYTHON="$PWD/.venv/bin/python" >/dev/null
+cmake --build --preset dev -j "$jobs"
+ctest --preset dev -j "$jobs"
+
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs"
+ctest --preset asan -j "$jobs" -E python_oracles
+
+prefix=$PWD/build/install
+rm -rf "$prefix" build/consumer
+cmake --install build/dev --prefix "$prefix" >/dev/null
+cmake -S tests/consumer -B build/consumer -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build build/consumer -j "$jobs" >/dev/null
+./build/consumer/consumer
+echo "consumer: 1 passed, 0 failed"

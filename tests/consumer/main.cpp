@@ -1,0 +1,16 @@
+// A downstream project: find_package(nextok) and one sampling step.
+#include <cstdio>
+#include <nextok/nextok.hpp>
+#include <vector>
+
+int main() {
+  std::vector<float> logits = {0.1f, 2.0f, -1.0f, 1.5f};
+  nextok::SamplerConfig cfg;
+  cfg.temperature = 0.8f;
+  cfg.top_k = 2;
+  nextok::Sampler sampler(cfg, {});
+  const auto r = sampler.next(nextok::LogitsView::f32(logits));
+  const bool ok = (r.token == 1 || r.token == 3) && nextok::argmax(nextok::LogitsView::f32(logits)) == 1;
+  std::printf("consumer: sampled %d, %s\n", r.token, ok ? "ok" : "FAILED");
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,80 @@
+"""The CLI end to end: explain/sample JSON, determinism, bf16 files and
+clear errors on bad files and flags."""
+import json
+
+import numpy as np
+
+from conftest import run_cli
+
+
+def _bf16(x):
+    u = np.asarray(x, dtype=np.float32).view(np.uint32)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def test_explain_json_shape_and_stages(cli, tmp_path):
+    p = tmp_path / "l.npy"
+    np.save(p, np.log(np.array([0.1, 0.2, 0.3, 0.4], dtype=np.float32)))
+    out = json.loads(run_cli(cli, "explain", "--logits", p, "--json", "--top-k", 2).stdout)
+    names = [s["name"] for s in out["stages"]]
+    assert names == ["mask", "logit_bias", "repetition_penalty", "presence_penalty",
+                     "frequency_penalty", "temperature_softmax", "top_p", "min_p", "top_k",
+                     "renormalise"]
+    assert out["stages"][-2]["survivors"] == 2
+    assert out["final"]["ids"] == [2, 3]
+    assert abs(out["final"]["probs"][1] - 0.4 / 0.7) < 1e-6
+    assert out["token"] in (2, 3)
+
+
+def test_sample_is_deterministic_and_follows_seed(cli, tmp_path):
+    p = tmp_path / "l.npy"
+    np.save(p, np.random.default_rng(1).standard_normal(1000).astype(np.float32))
+    a = run_cli(cli, "sample", "--logits", p, "--n", 50, "--seed", 5, "--json").stdout
+    b = run_cli(cli, "sample", "--logits", p, "--n", 50, "--seed", 5, "--json").stdout
+    c = run_cli(cli, "sample", "--logits", p, "--n", 50, "--seed", 6, "--json").stdout
+    assert a == b
+    assert a != c
+    assert len(json.loads(a)["tokens"]) == 50
+
+
+def test_bf16_file_matches_rounded_f32(cli, tmp_path):
+    x = np.random.default_rng(2).standard_normal((2, 500)).astype(np.float32)
+    b = _bf16(x)
+    np.save(tmp_path / "b.npy", b)
+    np.save(tmp_path / "f.npy", (b.astype(np.uint32) << 16).view(np.float32))
+    args = ["--top-p", "0.9", "--row", "1", "--json"]
+    ob = json.loads(run_cli(cli, "explain", "--logits", tmp_path / "b.npy", "--dtype", "bf16", *args).stdout)
+    of = json.loads(run_cli(cli, "explain", "--logits", tmp_path / "f.npy", *args).stdout)
+    assert ob["final"] == of["final"]
+
+
+def test_errors_are_clear_and_do_not_crash(cli, tmp_path):
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(b"not numpy at all")
+    r = run_cli(cli, "explain", "--logits", bad, check=False)
+    assert r.returncode == 2 and "not a .npy file" in r.stderr
+
+    trunc = tmp_path / "trunc.npy"
+    np.save(trunc, np.zeros(1000, dtype=np.float32))
+    trunc.write_bytes(trunc.read_bytes()[:300])
+    r = run_cli(cli, "explain", "--logits", trunc, check=False)
+    assert r.returncode == 2 and "shorter than its shape" in r.stderr
+
+    f64 = tmp_path / "f64.npy"
+    np.save(f64, np.zeros(10))
+    r = run_cli(cli, "explain", "--logits", f64, check=False)
+    assert r.returncode == 2 and "not supported" in r.stderr
+
+    nan = tmp_path / "nan.npy"
+    np.save(nan, np.array([0.0, np.nan], dtype=np.float32))
+    r = run_cli(cli, "explain", "--logits", nan, check=False)
+    assert r.returncode == 2 and "nan_logits" in r.stderr
+
+    ok = tmp_path / "ok.npy"
+    np.save(ok, np.zeros(10, dtype=np.float32))
+    for flags, word in [(["--top-p", "1.5"], "top_p"), (["--temperature", "-1"], "temperature"),
+                        (["--logit-bias", "3"], "ID=BIAS"), (["--history", "1,x"], "history"),
+                        (["--filter-order", "vllm"], "filter_order"), (["--dtype", "bf16"], "dtype")]:
+        r = run_cli(cli, "explain", "--logits", ok, *flags, check=False)
+        assert r.returncode == 2, flags
+        assert word in r.stderr, (flags, r.stderr)
