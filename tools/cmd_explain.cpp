@@ -22,10 +22,11 @@ struct ExplainArgs {
 };
 
 int run_explain(const ExplainArgs& a) {
-  const LoadedLogits l = load_logits(a.logits);
-  const SamplerConfig cfg = a.sampling.sampler();
-  const PenaltyConfig pen = a.sampling.penalties();
-  const std::vector<std::int32_t> history = a.sampling.history_ids();
+  const PreparedStep step = prepare_step(a.logits, a.sampling);
+  const LoadedLogits& l = step.logits;
+  const SamplerConfig& cfg = step.sampler;
+  const PenaltyConfig& pen = step.penalties;
+  const std::vector<std::int32_t>& history = step.history;
   const StepInput in{l.view, {}, history};
 
   Workspace ws;

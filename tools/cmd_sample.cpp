@@ -17,10 +17,11 @@ struct SampleArgs {
 };
 
 int run_sample(const SampleArgs& a) {
-  const LoadedLogits l = load_logits(a.logits);
-  const SamplerConfig cfg = a.sampling.sampler();
-  const PenaltyConfig pen = a.sampling.penalties();
-  const std::vector<std::int32_t> history = a.sampling.history_ids();
+  const PreparedStep step = prepare_step(a.logits, a.sampling);
+  const LoadedLogits& l = step.logits;
+  const SamplerConfig& cfg = step.sampler;
+  const PenaltyConfig& pen = step.penalties;
+  const std::vector<std::int32_t>& history = step.history;
   const StepInput in{l.view, {}, history};
   Workspace ws;
   Pcg32 rng = Pcg32::for_seed(cfg.seed_or_default());

@@ -112,4 +112,8 @@ LoadedLogits load_logits(const LogitsFlags& flags) {
   return l;
 }
 
+PreparedStep prepare_step(const LogitsFlags& logits, const SamplingFlags& sampling) {
+  return {load_logits(logits), sampling.sampler(), sampling.penalties(), sampling.history_ids()};
+}
+
 }  // namespace nextok::tools

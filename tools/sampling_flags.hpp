@@ -48,4 +48,13 @@ struct LoadedLogits {
 };
 LoadedLogits load_logits(const LogitsFlags& flags);
 
+// Everything a command needs for one step, parsed and validated.
+struct PreparedStep {
+  LoadedLogits logits;
+  SamplerConfig sampler;
+  PenaltyConfig penalties;
+  std::vector<std::int32_t> history;
+};
+PreparedStep prepare_step(const LogitsFlags& logits, const SamplingFlags& sampling);
+
 }  // namespace nextok::tools

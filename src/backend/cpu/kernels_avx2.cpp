@@ -132,11 +132,13 @@ float max_f32(const float* x, std::size_t n) {
   return m;
 }
 
-// Vector twin of expc::exp_f32 when every lane is >= kFastLo: the result is
-// normal or rounds once into the subnormals, so one 2^n scale gives the same
-// bits as the split scale.
-inline constexpr float kFastLo = -87.0f;
-inline __m256 exp8_fast(__m256 x) {
+// Range reduction and polynomial of expc::exp_f32: returns y with
+// e^x = y * 2^fx.
+struct Reduced {
+  __m256 y;
+  __m256 fx;
+};
+inline Reduced exp8_core(__m256 x) {
   using namespace expc;
   const __m256 fx = _mm256_floor_ps(
       _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _mm256_set1_ps(0.5f)));
@@ -150,40 +152,31 @@ inline __m256 exp8_fast(__m256 x) {
   y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP4));
   y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP5));
   y = _mm256_add_ps(_mm256_mul_ps(y, z), r);
-  y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
-  const __m256i n = _mm256_cvttps_epi32(fx);
-  const __m256 p = _mm256_castsi256_ps(
-      _mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
-  return _mm256_mul_ps(y, p);
+  return {_mm256_add_ps(y, _mm256_set1_ps(1.0f)), fx};
 }
 
-// Vector twin of expc::exp_f32 for any input (clamps, split 2^n scale).
+inline __m256 pow2(__m256i n) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
+}
+
+// Every lane >= kFastLo: the result is normal or rounds once into the
+// subnormals, so one 2^n scale gives the same bits as the split scale.
+inline constexpr float kFastLo = -87.0f;
+inline __m256 exp8_fast(__m256 x) {
+  const Reduced c = exp8_core(x);
+  return _mm256_mul_ps(c.y, pow2(_mm256_cvttps_epi32(c.fx)));
+}
+
+// Any input: clamp, then a split 2^n1 * 2^n2 scale, zero below kLo.
 inline __m256 exp8_full(__m256 x) {
   using namespace expc;
   const __m256 lo = _mm256_set1_ps(kLo);
   const __m256 zero_lanes = _mm256_cmp_ps(x, lo, _CMP_NGE_UQ);  // !(x >= lo)
-  x = _mm256_max_ps(x, lo);
-  x = _mm256_min_ps(x, _mm256_set1_ps(kHi));
-  const __m256 fx = _mm256_floor_ps(
-      _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _mm256_set1_ps(0.5f)));
-  __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(fx, _mm256_set1_ps(kC1)));
-  r = _mm256_sub_ps(r, _mm256_mul_ps(fx, _mm256_set1_ps(kC2)));
-  const __m256 z = _mm256_mul_ps(r, r);
-  __m256 y = _mm256_set1_ps(kP0);
-  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP1));
-  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP2));
-  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP3));
-  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP4));
-  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP5));
-  y = _mm256_add_ps(_mm256_mul_ps(y, z), r);
-  y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
-  const __m256i n = _mm256_cvttps_epi32(fx);
+  x = _mm256_min_ps(_mm256_max_ps(x, lo), _mm256_set1_ps(kHi));
+  const Reduced c = exp8_core(x);
+  const __m256i n = _mm256_cvttps_epi32(c.fx);
   const __m256i n1 = _mm256_srai_epi32(n, 1);
-  const __m256i n2 = _mm256_sub_epi32(n, n1);
-  const __m256i bias = _mm256_set1_epi32(127);
-  const __m256 p1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-  const __m256 p2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  y = _mm256_mul_ps(_mm256_mul_ps(y, p1), p2);
+  const __m256 y = _mm256_mul_ps(_mm256_mul_ps(c.y, pow2(n1)), pow2(_mm256_sub_epi32(n, n1)));
   return _mm256_andnot_ps(zero_lanes, y);
 }
 
