@@ -61,18 +61,28 @@ Chi2 run(const std::vector<float>& logits, const SamplerConfig& cfg, int draws,
   return chi2(expected, observed);
 }
 
+// The filtered case shared by the test and its negative control.
+struct FilteredCase {
+  std::vector<float> logits;
+  SamplerConfig config;
+};
+
+FilteredCase filtered_v111() {
+  std::mt19937_64 g(3);
+  FilteredCase f{test::random_logits(g, 111, false), {}};
+  f.config.temperature = 0.9f;
+  f.config.top_p = 0.97f;
+  f.config.top_k = 60;
+  f.config.min_p = 0.001f;
+  f.config.seed = 2024;
+  return f;
+}
+
 }  // namespace
 
 TEST(Chi2, FilteredDistributionV111) {
-  std::mt19937_64 g(3);
-  const auto l = test::random_logits(g, 111, false);
-  SamplerConfig c;
-  c.temperature = 0.9f;
-  c.top_p = 0.97f;
-  c.top_k = 60;
-  c.min_p = 0.001f;
-  c.seed = 2024;
-  const Chi2 r = run(l, c, 200000);
+  const FilteredCase f = filtered_v111();
+  const Chi2 r = run(f.logits, f.config, 200000);
   ASSERT_GT(r.df, 10);
   EXPECT_LT(r.stat, critical(r.df)) << "df=" << r.df;
 }
@@ -93,15 +103,9 @@ TEST(Chi2, DenseTemperatureOnlyV4096MlxOrder) {
 // Negative control: the same draws against a distribution off by ±3% per
 // token must be rejected, so the test above can fail.
 TEST(Chi2, RejectsAWrongDistribution) {
-  std::mt19937_64 g(3);
-  const auto l = test::random_logits(g, 111, false);
-  SamplerConfig c;
-  c.temperature = 0.9f;
-  c.top_p = 0.97f;
-  c.top_k = 60;
-  c.seed = 2024;
+  const FilteredCase f = filtered_v111();
   std::vector<double> distort(111);
   for (std::size_t i = 0; i < distort.size(); ++i) distort[i] = i % 2 == 0 ? 1.03 : 0.97;
-  const Chi2 r = run(l, c, 200000, &distort);
+  const Chi2 r = run(f.logits, f.config, 200000, &distort);
   EXPECT_GT(r.stat, critical(r.df));
 }
