@@ -32,8 +32,8 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
   }
   const bool spec = cfg.filter_order == FilterOrder::kSpec;
   const float inv_t = static_cast<float>(1.0 / static_cast<double>(cfg.temperature));
-  const bool filtered = (cfg.top_p > 0.0f && cfg.top_p < 1.0f) || cfg.min_p > 0.0f ||
-                        (cfg.top_k > 0 && static_cast<std::size_t>(cfg.top_k) < n);
+  const stages::ActiveFilters act = stages::active_filters(cfg, static_cast<std::int64_t>(n));
+  const bool filtered = act.any();
   const auto& kern = cpu::active_kernels();
   // mlx_lm: filters on temperature-1 log-probabilities, w - lse.
   const auto z1 = kern.exp_weights(w.data(), n, {1.0f, m, nullptr}, ws.e.data(), nullptr);
@@ -64,7 +64,7 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
     return all[a].key < all[b].key || (all[a].key == all[b].key && a < b);
   });
 
-  if (cfg.top_p > 0.0f && cfg.top_p < 1.0f) {
+  if (act.top_p) {
     if (spec) {  // keep iff inclusive ascending cumsum > 1 - top_p
       double cum = 0.0;
       const double cut = z * (1.0 - static_cast<double>(cfg.top_p));
@@ -86,7 +86,7 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
         if (all[i].key < threshold) keep[i] = 0;
     }
   }
-  if (cfg.min_p > 0.0f) {
+  if (act.min_p) {
     float kmax = -INFINITY;
     for (std::size_t i = 0; i < n; ++i)
       if (keep[i]) kmax = std::max(kmax, all[i].key);
@@ -95,7 +95,7 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
     for (std::size_t i = 0; i < n; ++i)
       if (all[i].key < cut) keep[i] = 0;
   }
-  if (cfg.top_k > 0 && static_cast<std::size_t>(cfg.top_k) < n) {
+  if (act.top_k) {
     std::int64_t rank = 0;
     for (auto it = asc.rbegin(); it != asc.rend();) {  // descending key, ascending id
       auto group_end = it;

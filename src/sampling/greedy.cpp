@@ -25,18 +25,10 @@ std::int32_t argmax_row(const LogitsView& row, const std::uint32_t* mask) {
                      : k.argmax_bf16(static_cast<const std::uint16_t*>(row.data), n, mask));
 }
 
-void require_single_row(const LogitsView& v) {
-  v.validate_cpu();
-  if (v.rows != 1)
-    throw Error(ErrorCode::kShapeMismatch, "logits",
-                "expected one row [1, V], got " + std::to_string(v.rows) +
-                    " rows; use argmax_rows or LogitsView::row(b)");
-}
-
 }  // namespace
 
 std::int32_t argmax(const LogitsView& row) {
-  require_single_row(row);
+  stages::require_single_row(row);
   return argmax_row(row, nullptr);
 }
 
@@ -51,7 +43,7 @@ void argmax_rows(const LogitsView& logits, std::span<std::int32_t> out) {
 }
 
 std::int32_t apply_mask_argmax(const LogitsView& row, std::span<const std::uint32_t> mask) {
-  require_single_row(row);
+  stages::require_single_row(row);
   if (mask.empty())
     throw Error(ErrorCode::kMaskSizeMismatch, "mask", "apply_mask_argmax needs a bitmask");
   stages::check_mask_size(mask, row.vocab);

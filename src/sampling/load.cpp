@@ -21,12 +21,21 @@ void check_mask_size(std::span<const std::uint32_t> mask, std::int64_t vocab) {
               "logits contain NaN; the model step produced invalid values");
 }
 
-void load_masked(const StepInput& in, Workspace::Impl& ws) {
-  const LogitsView& v = in.logits;
+void require_single_row(const LogitsView& v) {
   v.validate_cpu();
   if (v.rows != 1)
     throw Error(ErrorCode::kShapeMismatch, "logits",
-                "expected one row [1, V]; use LogitsView::row(b) for batches");
+                "expected one row [1, V], got " + std::to_string(v.rows) +
+                    " rows; use LogitsView::row(b) (or argmax_rows) for batches");
+}
+
+ActiveFilters active_filters(const SamplerConfig& c, std::int64_t vocab) {
+  return {c.top_p > 0.0f && c.top_p < 1.0f, c.min_p > 0.0f, c.top_k > 0 && c.top_k < vocab};
+}
+
+void load_masked(const StepInput& in, Workspace::Impl& ws) {
+  const LogitsView& v = in.logits;
+  require_single_row(v);
   check_mask_size(in.mask, v.vocab);
   const auto n = static_cast<std::size_t>(v.vocab);
   ws.reserve(n);
@@ -40,7 +49,10 @@ void load_masked(const StepInput& in, Workspace::Impl& ws) {
 }
 
 float checked_max(std::span<const float> w) {
-  const float m = cpu::active_kernels().max_f32(w.data(), w.size());
+  return check_max(cpu::active_kernels().max_f32(w.data(), w.size()));
+}
+
+float check_max(float m) {
   if (m == -INFINITY)
     throw Error(ErrorCode::kNoViableToken, "logits",
                 "no token can be chosen: every token is masked, banned by logit_bias, or has a "

@@ -19,9 +19,7 @@ std::optional<TokenLogprobs> compute_top_logprobs(const LogitsView& row, std::in
     throw Error(ErrorCode::kInvalidArgument, "top_logprobs",
                 "top_logprobs must be <= " + std::to_string(kMaxTopLogprobs) + ", got " +
                     std::to_string(k));
-  row.validate_cpu();
-  if (row.rows != 1)
-    throw Error(ErrorCode::kShapeMismatch, "logits", "compute_top_logprobs takes one row");
+  stages::require_single_row(row);
   if (chosen < 0 || chosen >= row.vocab)
     throw Error(ErrorCode::kInvalidArgument, "token_id",
                 "chosen token " + std::to_string(chosen) + " is outside [0, " +
@@ -38,7 +36,7 @@ std::optional<TokenLogprobs> compute_top_logprobs(const LogitsView& row, std::in
   }
   const auto mx = kern.argmax_f32(x, n, nullptr);
   if (mx.has_nan) stages::throw_nan();
-  const float m = stages::checked_max({x, n});
+  const float m = stages::check_max(mx.value);
   const auto r = kern.exp_weights(x, n, cpu::ExpParams{1.0f, m, nullptr}, nullptr, nullptr);
   const double lse = static_cast<double>(m) + std::log(r.total);
   auto logprob = [&](std::size_t i) {

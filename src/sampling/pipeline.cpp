@@ -16,14 +16,7 @@ namespace {
 
 using stages::TiePolicy;
 
-struct Active {
-  bool top_p, min_p, top_k;
-  bool any() const { return top_p || min_p || top_k; }
-};
-
-Active active_filters(const SamplerConfig& c, std::int64_t vocab) {
-  return {c.top_p > 0.0f && c.top_p < 1.0f, c.min_p > 0.0f, c.top_k > 0 && c.top_k < vocab};
-}
+using Active = stages::ActiveFilters;
 
 std::int64_t count_ge(std::span<const float> x, float threshold) {
   return static_cast<std::int64_t>(std::count_if(
@@ -42,9 +35,8 @@ void trace_finite(void* ctx, const char* name) {
   t->first->stages.push_back({name, count_ge(t->second->w, -std::numeric_limits<float>::max())});
 }
 
-// Smallest ladder level whose candidate set provably contains every survivor
-// of top-k or min-p, or -1 (take every token). Top-p is checked after the
-// gather, from the candidates' exact mass (see contains_top_p).
+// Whether the candidates of a ladder level provably contain every survivor
+// of top-k or min-p.
 bool covers_top_k_or_min_p(const cpu::ExpResult& r, const Active& a, const SamplerConfig& c,
                            int level) {
   const auto j = static_cast<std::size_t>(level);
@@ -54,6 +46,9 @@ bool covers_top_k_or_min_p(const cpu::ExpResult& r, const Active& a, const Sampl
          (a.min_p && stages::ladder_thresholds()[j] <= min_p_room);
 }
 
+// Smallest ladder level from `from` that covers top-k or min-p, or that may
+// cover top-p (checked after the gather from the candidates' exact mass, see
+// contains_top_p); -1 means every token is a candidate.
 int choose_level(const cpu::ExpResult& r, const Active& a, const SamplerConfig& c, int from) {
   for (int j = from; j < cpu::kLadderLevels; ++j) {
     if (covers_top_k_or_min_p(r, a, c, j)) return j;
@@ -101,7 +96,7 @@ Selection run_pipeline(const StepInput& in, const SamplerConfig& cfg, const Pena
     return sel;
   }
 
-  const Active act = active_filters(cfg, vocab);
+  const Active act = stages::active_filters(cfg, vocab);
   const float inv_t = static_cast<float>(1.0 / static_cast<double>(cfg.temperature));
   const bool spec = cfg.filter_order == FilterOrder::kSpec;
   const auto& k = cpu::active_kernels();

@@ -12,6 +12,16 @@
 
 namespace nextok::stages {
 
+// Throws kShapeMismatch / kUnsupported unless v is a single CPU row [1, V].
+void require_single_row(const LogitsView& v);
+
+// Which of stages 7-9 do anything for this config and vocabulary size.
+struct ActiveFilters {
+  bool top_p, min_p, top_k;
+  bool any() const { return top_p || min_p || top_k; }
+};
+ActiveFilters active_filters(const SamplerConfig& c, std::int64_t vocab);
+
 // Throws kMaskSizeMismatch unless mask is empty or has ceil(V/32) words.
 void check_mask_size(std::span<const std::uint32_t> mask, std::int64_t vocab);
 [[noreturn]] void throw_nan();
@@ -30,6 +40,8 @@ void apply_penalties(std::span<float> w, const PenaltyConfig& pen,
 // Max of ws.w with the errors every probability path shares: kNoViableToken
 // when nothing is above -Inf, kNonFiniteLogits on +Inf.
 float checked_max(std::span<const float> w);
+// The same checks on a max computed elsewhere; returns m.
+float check_max(float m);
 
 // Ladder thresholds on the weight e used to pick a small candidate set.
 std::span<const float> ladder_thresholds() noexcept;

@@ -5,15 +5,13 @@
 #include <cmath>
 #include <limits>
 
-#include "backend/cpu/bf16.hpp"
 #include "backend/cpu/exp_f32.hpp"
 #include "backend/cpu/kernels.hpp"
 #include "backend/cpu/lane_sums.hpp"
+#include "backend/cpu/scalar_loops.hpp"
 
 namespace nextok::cpu {
 namespace {
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 inline __m256i lane_bits() { return _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128); }
 
@@ -25,17 +23,11 @@ inline __m256 allowed_lanes(const std::uint32_t* mask, std::size_t i) {
   return _mm256_castsi256_ps(_mm256_cmpeq_epi32(sel, lb));
 }
 
-inline bool allowed(const std::uint32_t* mask, std::size_t i) {
-  return mask == nullptr || ((mask[i / 32] >> (i % 32)) & 1U) != 0;
-}
-
 inline __m256 load8(const float* x) { return _mm256_loadu_ps(x); }
 inline __m256 load8(const std::uint16_t* x) {
   const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x));
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
-inline float load1(const float* x, std::size_t i) { return x[i]; }
-inline float load1(const std::uint16_t* x, std::size_t i) { return bf16_to_f32(x[i]); }
 
 template <typename T>
 ArgmaxResult argmax_impl(const T* x, std::size_t n, const std::uint32_t* mask) {
@@ -68,17 +60,7 @@ ArgmaxResult argmax_impl(const T* x, std::size_t n, const std::uint32_t* mask) {
       r.index = ids[l];
     }
   }
-  for (std::size_t i = n8; i < n; ++i) {
-    const float v = load1(x, i);
-    if (std::isnan(v)) {
-      r.has_nan = true;
-      continue;
-    }
-    if (allowed(mask, i) && v > r.value) {
-      r.value = v;
-      r.index = static_cast<std::int64_t>(i);
-    }
-  }
+  argmax_range(x, n8, n, mask, r);
   return r;
 }
 
@@ -100,13 +82,8 @@ bool load_impl(const T* src, std::size_t n, const std::uint32_t* mask, float* ds
     if (mask != nullptr) v = _mm256_blendv_ps(neg_inf, v, allowed_lanes(mask, i));
     _mm256_storeu_ps(dst + i, v);
   }
-  bool nan = _mm256_movemask_ps(nan_acc) != 0;
-  for (std::size_t i = n8; i < n; ++i) {
-    const float v = load1(src, i);
-    nan |= std::isnan(v);
-    dst[i] = allowed(mask, i) ? v : kNegInf;
-  }
-  return nan;
+  const bool nan = load_range(src, n8, n, mask, dst);
+  return nan || _mm256_movemask_ps(nan_acc) != 0;
 }
 
 bool load_f32(const float* src, std::size_t n, const std::uint32_t* mask, float* dst) {
@@ -256,10 +233,7 @@ std::size_t indices_ge(const float* x, std::size_t n, float threshold, std::int3
       bits &= bits - 1;
     }
   }
-  for (std::size_t i = n32; i < n; ++i) {
-    if (x[i] >= threshold) out[k++] = static_cast<std::int32_t>(i);
-  }
-  return k;
+  return indices_ge_range(x, n32, n, threshold, out, k);
 }
 
 }  // namespace

@@ -1,62 +1,35 @@
 #include <cmath>
 #include <limits>
 
-#include "backend/cpu/bf16.hpp"
 #include "backend/cpu/exp_f32.hpp"
 #include "backend/cpu/kernels.hpp"
 #include "backend/cpu/lane_sums.hpp"
+#include "backend/cpu/scalar_loops.hpp"
 
 namespace nextok::cpu {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-inline bool allowed(const std::uint32_t* mask, std::size_t i) {
-  return mask == nullptr || ((mask[i / 32] >> (i % 32)) & 1U) != 0;
-}
-
-template <typename Load>
-ArgmaxResult argmax_impl(std::size_t n, const std::uint32_t* mask, Load load) {
+template <typename T>
+ArgmaxResult argmax_impl(const T* x, std::size_t n, const std::uint32_t* mask) {
   ArgmaxResult r{-1, kNegInf, false};
-  for (std::size_t i = 0; i < n; ++i) {
-    const float v = load(i);
-    if (std::isnan(v)) {
-      r.has_nan = true;
-      continue;
-    }
-    if (allowed(mask, i) && v > r.value) {
-      r.value = v;
-      r.index = static_cast<std::int64_t>(i);
-    }
-  }
+  argmax_range(x, 0, n, mask, r);
   return r;
 }
 
 ArgmaxResult argmax_f32(const float* x, std::size_t n, const std::uint32_t* mask) {
-  return argmax_impl(n, mask, [x](std::size_t i) { return x[i]; });
+  return argmax_impl(x, n, mask);
 }
 
 ArgmaxResult argmax_bf16(const std::uint16_t* x, std::size_t n, const std::uint32_t* mask) {
-  return argmax_impl(n, mask, [x](std::size_t i) { return bf16_to_f32(x[i]); });
-}
-
-template <typename Load>
-bool load_impl(std::size_t n, const std::uint32_t* mask, float* dst, Load load) {
-  bool nan = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    const float v = load(i);
-    nan |= std::isnan(v);
-    dst[i] = allowed(mask, i) ? v : kNegInf;
-  }
-  return nan;
+  return argmax_impl(x, n, mask);
 }
 
 bool load_f32(const float* src, std::size_t n, const std::uint32_t* mask, float* dst) {
-  return load_impl(n, mask, dst, [src](std::size_t i) { return src[i]; });
+  return load_range(src, 0, n, mask, dst);
 }
 
 bool load_bf16(const std::uint16_t* src, std::size_t n, const std::uint32_t* mask, float* dst) {
-  return load_impl(n, mask, dst, [src](std::size_t i) { return bf16_to_f32(src[i]); });
+  return load_range(src, 0, n, mask, dst);
 }
 
 float max_f32(const float* x, std::size_t n) {
@@ -89,11 +62,7 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
 }
 
 std::size_t indices_ge(const float* x, std::size_t n, float threshold, std::int32_t* out) {
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (x[i] >= threshold) out[k++] = static_cast<std::int32_t>(i);
-  }
-  return k;
+  return indices_ge_range(x, 0, n, threshold, out, 0);
 }
 
 }  // namespace
