@@ -2,7 +2,8 @@
 # Installs the build dependencies on Debian (root or sudo) when they are missing.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
-      nlohmann-json3-dev python3-venv python3-pip xz-utils)
+      nlohmann-json3-dev libsimdjson-dev libpcre2-dev libutf8proc-dev
+      python3-venv python3-pip xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -15,7 +15,8 @@ enum class ErrorCode {
   kMaskSizeMismatch,  // the bitmask does not have ceil(V/32) words
   kShapeMismatch,     // LogitsView shape or row index is invalid
   kUnsupported,       // a dtype/device/feature this build does not implement
-  kIo,                // file could not be read or parsed
+  kIo,                // a file could not be read
+  kMalformedFile,     // a file was read but its content is invalid or truncated
 };
 
 const char* error_code_name(ErrorCode code) noexcept;

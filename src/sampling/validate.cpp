@@ -32,6 +32,7 @@ const char* error_code_name(ErrorCode code) noexcept {
     case ErrorCode::kShapeMismatch: return "shape_mismatch";
     case ErrorCode::kUnsupported: return "unsupported";
     case ErrorCode::kIo: return "io";
+    case ErrorCode::kMalformedFile: return "malformed_file";
   }
   return "unknown";
 }

@@ -1,0 +1,92 @@
+// Tokenizer: text ↔ token ids, loaded from the files a user already has.
+// Encoding equals HF `tokenizers` (`encode(text, add_special_tokens=False)`).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nextok/vocab.hpp"
+
+namespace nextok {
+
+struct EncodeOptions {
+  // Recognise special tokens (<|im_end|>) written in the text, as HF does by
+  // default. Turn it off for untrusted user text: the markers then encode as
+  // plain text. Non-special added tokens are always recognised, as in HF.
+  bool parse_special = true;
+};
+
+struct DecodeOptions {
+  bool skip_special = false;  // drop kSpecial tokens from the output
+};
+
+class TokenizerImpl;
+class GgufFile;
+
+class Tokenizer {
+ public:
+  // A directory with tokenizer.json and, when present, tokenizer_config.json,
+  // config.json and generation_config.json (EOS ids are the union, as the
+  // spec's eos_token_id may be an int or an array).
+  static Tokenizer from_dir(const std::filesystem::path& dir);
+  // tokenizer.json text alone, plus an optional tokenizer_config.json text.
+  static Tokenizer from_json(std::string_view tokenizer_json,
+                             std::string_view tokenizer_config_json = {});
+  // The tokenizer.ggml.* metadata of a GGUF file.
+  static Tokenizer from_gguf(const GgufFile& gguf);
+
+  const Vocabulary& vocab() const noexcept { return *vocab_; }
+  std::shared_ptr<const Vocabulary> shared_vocab() const noexcept { return vocab_; }
+
+  std::vector<uint32_t> encode(std::string_view text, const EncodeOptions& opt = {}) const;
+  // Appends to out; avoids reallocation in hot loops.
+  void encode_into(std::string_view text, std::vector<uint32_t>& out,
+                   const EncodeOptions& opt = {}) const;
+  // Concatenated token bytes. May be invalid UTF-8 when ids split a character.
+  std::string decode(std::span<const uint32_t> ids, const DecodeOptions& opt = {}) const;
+
+  // The chat template source (tokenizer_config.json or GGUF), if any.
+  const std::optional<std::string>& chat_template() const noexcept { return chat_template_; }
+  // Special-token spellings named by the config ("bos_token", "eos_token").
+  const std::string& bos_token() const noexcept { return bos_token_; }
+  const std::string& eos_token() const noexcept { return eos_token_; }
+
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  Tokenizer(const Tokenizer&);
+  Tokenizer& operator=(const Tokenizer&);
+  ~Tokenizer();
+
+ private:
+  Tokenizer();
+  friend class TokenizerImpl;
+  std::shared_ptr<const Vocabulary> vocab_;
+  std::shared_ptr<const TokenizerImpl> impl_;  // immutable; shared by copies
+  std::optional<std::string> chat_template_;
+  std::string bos_token_, eos_token_;
+};
+
+// Streaming decoder: turns ids into text one at a time, holding back the
+// bytes of a UTF-8 character that is not complete yet.
+class StreamDecoder {
+ public:
+  explicit StreamDecoder(std::shared_ptr<const Vocabulary> vocab, DecodeOptions opt = {});
+  // The text that became complete with this token (possibly empty).
+  std::string push(uint32_t id);
+  // Whatever is still held back, invalid bytes replaced with U+FFFD.
+  std::string flush();
+  size_t pending_bytes() const noexcept { return pending_.size(); }
+
+ private:
+  std::shared_ptr<const Vocabulary> vocab_;
+  DecodeOptions opt_;
+  std::string pending_;
+};
+
+}  // namespace nextok
