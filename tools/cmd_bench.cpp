@@ -16,6 +16,7 @@
 #include "nextok/nextok.hpp"
 #include "npy.hpp"
 #include "reference/full_sort.hpp"
+#include "timing.hpp"
 #include "workloads.hpp"
 
 #ifndef NEXTOK_SOURCE_DIR
@@ -33,31 +34,6 @@ struct BenchArgs {
   std::string script = NEXTOK_SOURCE_DIR "/bench/host_anchors.py";
   std::vector<std::int64_t> vocabs = {32000, 151936, 262144};
 };
-
-struct Timing {
-  double median_us = 0, p99_us = 0;
-  std::size_t iters = 0;
-};
-
-template <typename F>
-Timing time_calls(F&& f, double budget_s, std::size_t max_iters) {
-  using clock = std::chrono::steady_clock;
-  for (int i = 0; i < 3; ++i) f();  // warm caches and workspaces
-  std::vector<double> us;
-  const auto start = clock::now();
-  while (us.size() < max_iters &&
-         (us.size() < 5 || std::chrono::duration<double>(clock::now() - start).count() < budget_s)) {
-    const auto t0 = clock::now();
-    f();
-    us.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
-  }
-  std::sort(us.begin(), us.end());
-  Timing t;
-  t.iters = us.size();
-  t.median_us = us[us.size() / 2];
-  t.p99_us = us[std::min(us.size() - 1, static_cast<std::size_t>(0.99 * static_cast<double>(us.size())))];
-  return t;
-}
 
 using Key = std::string;  // config|vocab|dtype
 Key key_of(const std::string& c, std::int64_t v, const std::string& d) {
@@ -78,19 +54,13 @@ void emit(const BenchArgs& a, const nlohmann::json& j) {
   std::fflush(stdout);
 }
 
-std::string default_python() {
-  if (const char* p = std::getenv("NEXTOK_PYTHON")) return p;
-  const std::string venv = NEXTOK_SOURCE_DIR "/.venv/bin/python";
-  return std::filesystem::exists(venv) ? venv : "python3";
-}
-
 int run_bench_host(BenchArgs a) {
   if (a.python.empty()) a.python = default_python();
   const double budget = a.quick ? 0.05 : 0.4;
   const std::size_t max_iters = a.quick ? 50 : 2000;
   std::map<Key, double> medians;  // impl-prefixed keys
-  const auto tmp = std::filesystem::temp_directory_path() /
-                   ("nextok-bench-" + std::to_string(::getpid()));
+  const auto tmp =
+      std::filesystem::temp_directory_path() / ("nextok-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(tmp);
   nlohmann::json cases = nlohmann::json::array();
 
@@ -130,20 +100,31 @@ int run_bench_host(BenchArgs a) {
               std::pair<std::string, Timing>{"full-sort",
                                              time_calls(slow, budget, a.quick ? 5 : 40)}}) {
           medians[impl + "|" + key_of(c.name, vocab, dtype)] = timing.median_us;
-          emit(a, {{"bench", "host"}, {"config", c.name}, {"vocab", vocab}, {"dtype", dtype},
-                   {"impl", impl}, {"median_us", timing.median_us}, {"p99_us", timing.p99_us},
+          emit(a, {{"bench", "host"},
+                   {"config", c.name},
+                   {"vocab", vocab},
+                   {"dtype", dtype},
+                   {"impl", impl},
+                   {"median_us", timing.median_us},
+                   {"p99_us", timing.p99_us},
                    {"iters", timing.iters}});
         }
         nlohmann::json bias = nlohmann::json::array();
         for (const auto& [id, b] : c.penalties.logit_bias) bias.push_back({id, b});
-        cases.push_back({{"config", c.name}, {"vocab", vocab}, {"dtype", dtype},
+        cases.push_back({{"config", c.name},
+                         {"vocab", vocab},
+                         {"dtype", dtype},
                          {"logits", c.flat ? flat_path : real_path},
-                         {"temperature", c.sampler.temperature}, {"top_p", c.sampler.top_p},
-                         {"top_k", c.sampler.top_k}, {"min_p", c.sampler.min_p},
+                         {"temperature", c.sampler.temperature},
+                         {"top_p", c.sampler.top_p},
+                         {"top_k", c.sampler.top_k},
+                         {"min_p", c.sampler.min_p},
                          {"repetition_penalty", c.penalties.repetition_penalty},
                          {"presence_penalty", c.penalties.presence_penalty},
                          {"frequency_penalty", c.penalties.frequency_penalty},
-                         {"logit_bias", bias}, {"history", c.history}, {"quick", a.quick}});
+                         {"logit_bias", bias},
+                         {"history", c.history},
+                         {"quick", a.quick}});
       }
     }
   }
@@ -156,8 +137,8 @@ int run_bench_host(BenchArgs a) {
       std::fputs(cases.dump().c_str(), f);
       std::fclose(f);
     }
-    const std::string cmd = "OMP_NUM_THREADS=1 \"" + a.python + "\" \"" + a.script + "\" \"" +
-                            cases_path + "\"";
+    const std::string cmd =
+        "OMP_NUM_THREADS=1 \"" + a.python + "\" \"" + a.script + "\" \"" + cases_path + "\"";
     std::FILE* p = ::popen(cmd.c_str(), "r");
     char line[4096];
     while (p != nullptr && std::fgets(line, sizeof line, p) != nullptr) {
@@ -172,9 +153,11 @@ int run_bench_host(BenchArgs a) {
     }
     const int rc = p != nullptr ? ::pclose(p) : -1;
     if (rc != 0)
-      emit(a, {{"bench", "host"}, {"warning", "anchor script failed; run with NEXTOK_PYTHON "
-                                               "pointing at a venv with mlx-lm and "
-                                               "llama-cpp-python"},
+      emit(a, {{"bench", "host"},
+               {"warning",
+                "anchor script failed; run with NEXTOK_PYTHON "
+                "pointing at a venv with mlx-lm and "
+                "llama-cpp-python"},
                {"command", cmd}});
   }
   for (const auto& [k, v] : medians) {
@@ -184,9 +167,11 @@ int run_bench_host(BenchArgs a) {
       const auto it = medians.find(other + "|" + rest);
       if (it == medians.end()) continue;
       const auto c1 = rest.find('|'), c2 = rest.rfind('|');
-      emit(a, {{"bench", "host_ratio"}, {"config", rest.substr(0, c1)},
+      emit(a, {{"bench", "host_ratio"},
+               {"config", rest.substr(0, c1)},
                {"vocab", std::stoll(rest.substr(c1 + 1, c2 - c1 - 1))},
-               {"dtype", rest.substr(c2 + 1)}, {"baseline", other},
+               {"dtype", rest.substr(c2 + 1)},
+               {"baseline", other},
                {"speedup", it->second / v}});
     }
   }
@@ -195,6 +180,12 @@ int run_bench_host(BenchArgs a) {
 }
 
 }  // namespace
+
+std::string default_python() {
+  if (const char* p = std::getenv("NEXTOK_PYTHON")) return p;
+  const std::string venv = NEXTOK_SOURCE_DIR "/.venv/bin/python";
+  return std::filesystem::exists(venv) ? venv : "python3";
+}
 
 std::function<int()> add_bench(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
@@ -207,7 +198,8 @@ std::function<int()> add_bench(CLI::App& app) {
   host->add_option("--python", a->python, "Python with mlx-lm and llama-cpp-python");
   host->add_option("--anchor-script", a->script, "Path to bench/host_anchors.py");
   host->add_option("--vocab", a->vocabs, "Vocabulary sizes");
-  return [a, host]() { return host->parsed() ? run_bench_host(*a) : -1; };
+  auto vocab = add_bench_vocab(*bench);
+  return [a, host, vocab]() { return host->parsed() ? run_bench_host(*a) : vocab(); };
 }
 
 }  // namespace nextok::tools

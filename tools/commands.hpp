@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 namespace nextok::tools {
 
@@ -10,5 +11,12 @@ std::function<int()> add_explain(CLI::App& app);
 std::function<int()> add_sample(CLI::App& app);
 std::function<int()> add_bench(CLI::App& app);
 std::function<int()> add_synth(CLI::App& app);
+std::function<int()> add_tokenize(CLI::App& app);
+// `bench vocab`, registered under the `bench` subcommand.
+std::function<int()> add_bench_vocab(CLI::App& bench);
+// The Python that runs anchors: $NEXTOK_PYTHON, the repo's .venv, or python3.
+std::string default_python();
+std::function<int()> add_gguf_info(CLI::App& app);
+std::function<int()> add_chat(CLI::App& app);
 
 }  // namespace nextok::tools

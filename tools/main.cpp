@@ -14,7 +14,10 @@ int main(int argc, char** argv) {
   std::vector<std::function<int()>> actions = {nextok::tools::add_explain(app),
                                                nextok::tools::add_sample(app),
                                                nextok::tools::add_bench(app),
-                                               nextok::tools::add_synth(app)};
+                                               nextok::tools::add_synth(app),
+                                               nextok::tools::add_tokenize(app),
+                                               nextok::tools::add_gguf_info(app),
+                                               nextok::tools::add_chat(app)};
   try {
     app.parse(argc, argv);
     for (auto& act : actions) {

@@ -29,6 +29,11 @@ struct DecodeOptions {
 class TokenizerImpl;
 class GgufFile;
 
+// The vocabulary alone (no encoder tables): for engines that tokenize
+// elsewhere and need only id → bytes, specials and EOS. `dir` is a
+// directory with tokenizer.json or the file itself.
+std::shared_ptr<const Vocabulary> load_vocabulary(const std::filesystem::path& dir);
+
 class Tokenizer {
  public:
   // A directory with tokenizer.json and, when present, tokenizer_config.json,

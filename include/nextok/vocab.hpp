@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace nextok {
@@ -71,7 +72,9 @@ class Vocabulary {
   std::string text_arena_;
   std::vector<uint32_t> eos_ids_;
   std::optional<uint32_t> bos_id_, pad_id_, unk_id_;
-  std::vector<uint32_t> find_index_;  // open-addressing table over text(), lazily unused ids = ~0u
+  // Open addressing over model spellings: (hash tag << 32) | id; ~0 = empty.
+  std::vector<uint64_t> find_index_;
+  std::vector<std::pair<std::string, uint32_t>> added_index_;  // sorted by content
 };
 
 }  // namespace nextok

@@ -1,0 +1,70 @@
+// Chat formatting: messages → the prompt string a model was trained on,
+// byte-for-byte equal to HF transformers' apply_chat_template for the
+// families below. Hand-written per family (no Jinja engine); a template is
+// mapped to a family by recognising its source. See docs/chat.md.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace nextok {
+
+struct ChatMessage {
+  std::string role;  // "system", "user" or "assistant"
+  std::string content;
+  // Qwen3: the assistant's thinking; other families ignore it, as their templates do.
+  std::optional<std::string> reasoning_content;
+};
+
+struct ChatOptions {
+  bool add_generation_prompt = true;
+  // Qwen3 only: false appends an empty think block to the generation prompt.
+  // Unset means "not passed to the template" (not the same as true).
+  std::optional<bool> enable_thinking;
+};
+
+enum class ChatFormat { kChatML, kQwen3, kLlama3, kGemma };
+
+const char* chat_format_name(ChatFormat format) noexcept;
+
+class ChatTemplate {
+ public:
+  // Recognises the family of a Jinja chat-template source; a template we do
+  // not support is a kUnsupported error that names the supported families.
+  static ChatTemplate detect(std::string_view jinja_source, std::string bos_token,
+                             std::string eos_token);
+  // kChatML here is SmolLM2's: a default system prompt when none is given.
+  static ChatTemplate of_format(ChatFormat format, std::string bos_token, std::string eos_token);
+
+  ChatFormat format() const noexcept { return format_; }
+  const std::string& bos_token() const noexcept { return bos_token_; }
+  const std::string& eos_token() const noexcept { return eos_token_; }
+  // ChatML: the system turn inserted when the first message is not a system
+  // one (taken from the template); nullopt inserts none.
+  const std::optional<std::string>& default_system_prompt() const noexcept {
+    return default_system_;
+  }
+
+  // Throws kInvalidArgument for an empty conversation, an unknown role or a
+  // role order the template rejects; kUnsupported for tool messages or
+  // enable_thinking on a family without it.
+  std::string apply(std::span<const ChatMessage> messages, const ChatOptions& opt = {}) const;
+
+ private:
+  ChatTemplate(ChatFormat format, std::string bos, std::string eos,
+               std::optional<std::string> default_system)
+      : format_(format),
+        bos_token_(std::move(bos)),
+        eos_token_(std::move(eos)),
+        default_system_(std::move(default_system)) {}
+
+  ChatFormat format_;
+  std::string bos_token_;
+  std::string eos_token_;
+  std::optional<std::string> default_system_;
+};
+
+}  // namespace nextok

@@ -1,0 +1,51 @@
+// ChatTemplate: family names, construction and dispatch to the renderers.
+#include "chat/formats.hpp"
+#include "nextok/error.hpp"
+
+namespace nextok {
+
+const char* chat_format_name(ChatFormat format) noexcept {
+  switch (format) {
+    case ChatFormat::kChatML:
+      return "chatml";
+    case ChatFormat::kQwen3:
+      return "qwen3";
+    case ChatFormat::kLlama3:
+      return "llama3";
+    case ChatFormat::kGemma:
+      return "gemma";
+  }
+  return "unknown";
+}
+
+ChatTemplate ChatTemplate::of_format(ChatFormat format, std::string bos_token,
+                                     std::string eos_token) {
+  if (format != ChatFormat::kChatML) {
+    return ChatTemplate(format, std::move(bos_token), std::move(eos_token), std::nullopt);
+  }
+  return ChatTemplate(format, std::move(bos_token), std::move(eos_token),
+                      "You are a helpful AI assistant named SmolLM, trained by Hugging Face");
+}
+
+std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
+                                const ChatOptions& opt) const {
+  chat_detail::check_messages(messages);
+  if (opt.enable_thinking && format_ != ChatFormat::kQwen3) {
+    throw Error(ErrorCode::kUnsupported, "enable_thinking",
+                std::string("enable_thinking is a Qwen3 option; this template is ") +
+                    chat_format_name(format_));
+  }
+  switch (format_) {
+    case ChatFormat::kChatML:
+      return chat_detail::render_chatml(messages, opt, default_system_);
+    case ChatFormat::kQwen3:
+      return chat_detail::render_qwen3(messages, opt);
+    case ChatFormat::kLlama3:
+      return chat_detail::render_llama3(messages, opt, bos_token_);
+    case ChatFormat::kGemma:
+      return chat_detail::render_gemma(messages, opt, bos_token_);
+  }
+  throw Error(ErrorCode::kUnsupported, "format", "unknown chat format");
+}
+
+}  // namespace nextok

@@ -1,0 +1,351 @@
+#include "vocab/hf_json.hpp"
+
+#include <string>
+
+#include "nextok/error.hpp"
+
+namespace nextok::vocab {
+namespace {
+
+namespace od = simdjson::dom;
+
+class Parse {
+ public:
+  explicit Parse(std::string_view name) : name_(name) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(ErrorCode::kMalformedFile, "tokenizer", std::string(name_) + ": " + what);
+  }
+  [[noreturn]] void unsupported(const std::string& what) const {
+    throw Error(ErrorCode::kUnsupported, "tokenizer", std::string(name_) + ": " + what);
+  }
+  template <class T>
+  T check(simdjson::simdjson_result<T>&& r, const char* where) const {
+    T v;
+    if (auto err = std::move(r).get(v); err) {
+      fail(std::string(where) + ": " + simdjson::error_message(err));
+    }
+    return v;
+  }
+
+  std::string_view str(od::element v, const char* where) const {
+    return check(v.get_string(), where);
+  }
+  bool boolean(od::element v, const char* where) const { return check(v.get_bool(), where); }
+  uint32_t id(od::element v, const char* where) const {
+    const uint64_t x = check(v.get_uint64(), where);
+    if (x > 0x7FFFFFFFu) fail(std::string(where) + ": id " + std::to_string(x) + " is too large");
+    return static_cast<uint32_t>(x);
+  }
+  bool is_null(od::element v) const { return v.is_null(); }
+
+  void model(od::object obj, TokenizerSpec& spec) const;
+  void vocab(od::object obj, TokenizerSpec& spec) const;
+  void merges(od::array arr, TokenizerSpec& spec) const;
+  void added_tokens(od::array arr, TokenizerSpec& spec) const;
+  void normalizer(od::object obj, TokenizerSpec& spec) const;
+  void pre_tokenizer(od::object obj, TokenizerSpec& spec) const;
+  void decoder(od::object obj, TokenizerSpec& spec, bool& saw_byte_level, bool& saw_fuse) const;
+
+ private:
+  std::string_view name_;
+};
+
+void Parse::vocab(od::object obj, TokenizerSpec& spec) const {
+  spec.vocab.reserve(obj.size());
+  for (auto [key, value] : obj) spec.vocab.emplace_back(key, id(value, "model.vocab id"));
+}
+
+void Parse::merges(od::array arr, TokenizerSpec& spec) const {
+  spec.merges.reserve(arr.size());
+  for (od::element v : arr) {
+    const od::element_type t = v.type();
+    if (t == od::element_type::STRING) {
+      // Legacy form "left right": the single space separates the pair.
+      const std::string_view s = str(v, "model.merges");
+      const size_t sp = s.find(' ');
+      if (sp == std::string_view::npos || s.find(' ', sp + 1) != std::string_view::npos) {
+        fail("model.merges entry \"" + std::string(s) +
+             "\" is not two tokens separated by one space");
+      }
+      spec.merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
+    } else if (t == od::element_type::ARRAY) {
+      od::array pair = check(v.get_array(), "model.merges");
+      std::string_view parts[2];
+      int n = 0;
+      for (auto p : pair) {
+        if (n == 2) fail("model.merges entry has more than two tokens");
+        parts[n++] = str(p, "model.merges");
+      }
+      if (n != 2) fail("model.merges entry has fewer than two tokens");
+      spec.merges.emplace_back(parts[0], parts[1]);
+    } else {
+      fail("model.merges entries must be strings or [left, right] pairs");
+    }
+  }
+}
+
+void Parse::model(od::object obj, TokenizerSpec& spec) const {
+  bool saw_type = false, saw_vocab = false;
+  for (auto [key, v] : obj) {
+    if (key == "type") {
+      const std::string_view type = str(v, "model.type");
+      saw_type = true;
+      if (type != "BPE") {
+        unsupported("model type \"" + std::string(type) +
+                    "\" is not supported (supported: BPE, byte-level or SentencePiece-style)");
+      }
+    } else if (key == "vocab") {
+      if (v.type() != od::element_type::OBJECT) {
+        unsupported("model.vocab is not an object of token → id (not a BPE vocabulary)");
+      }
+      vocab(check(v.get_object(), "model.vocab"), spec);
+      saw_vocab = true;
+    } else if (key == "merges") {
+      merges(check(v.get_array(), "model.merges"), spec);
+    } else if (key == "byte_fallback") {
+      spec.byte_fallback = boolean(v, "model.byte_fallback");
+    } else if (key == "ignore_merges") {
+      spec.ignore_merges = boolean(v, "model.ignore_merges");
+    } else if (key == "fuse_unk") {
+      spec.fuse_unk = boolean(v, "model.fuse_unk");
+    } else if (key == "unk_token") {
+      if (!is_null(v)) spec.unk_token = std::string(str(v, "model.unk_token"));
+    } else if (key == "dropout") {
+      if (!is_null(v) && check(v.get_double(), "model.dropout") != 0.0) {
+        unsupported("BPE dropout is random at encode time; only null or 0 is supported");
+      }
+    } else if (key == "continuing_subword_prefix" || key == "end_of_word_suffix") {
+      if (!is_null(v) && !str(v, "model").empty()) {
+        unsupported("model." + std::string(key) + " (word-piece style BPE) is not supported");
+      }
+    }
+  }
+  if (!saw_type) {
+    // Old files omit the type for BPE; a vocab + merges pair is enough.
+    if (!saw_vocab) fail("model has neither a type nor a vocab");
+  }
+  if (!saw_vocab) fail("model.vocab is missing");
+}
+
+void Parse::added_tokens(od::array arr, TokenizerSpec& spec) const {
+  for (od::element item : arr) {
+    od::object obj = check(item.get_object(), "added_tokens");
+    AddedTokenSpec t;
+    bool has_id = false, has_content = false;
+    for (auto [key, v] : obj) {
+      if (key == "id") {
+        t.id = id(v, "added_tokens.id");
+        has_id = true;
+      } else if (key == "content") {
+        t.content = std::string(str(v, "added_tokens.content"));
+        has_content = true;
+      } else if (key == "special") {
+        t.special = boolean(v, "added_tokens.special");
+      } else if (key == "normalized") {
+        t.normalized = boolean(v, "added_tokens.normalized");
+      } else if (key == "lstrip") {
+        t.lstrip = boolean(v, "added_tokens.lstrip");
+      } else if (key == "rstrip") {
+        t.rstrip = boolean(v, "added_tokens.rstrip");
+      } else if (key == "single_word") {
+        t.single_word = boolean(v, "added_tokens.single_word");
+      }
+    }
+    if (!has_id || !has_content) fail("an added_tokens entry lacks id or content");
+    if (t.content.empty()) fail("added token " + std::to_string(t.id) + " has empty content");
+    spec.added.push_back(std::move(t));
+  }
+}
+
+void Parse::normalizer(od::object obj, TokenizerSpec& spec) const {
+  std::string type;
+  std::string pattern, content;
+  bool pattern_is_regex = false;
+  for (auto [key, v] : obj) {
+    if (key == "type") {
+      type = std::string(str(v, "normalizer.type"));
+    } else if (key == "normalizers") {
+      for (od::element item : check(v.get_array(), "normalizer.normalizers")) {
+        normalizer(check(item.get_object(), "normalizers"), spec);
+      }
+    } else if (key == "pattern") {
+      for (auto [pk, pv] : check(v.get_object(), "normalizer.pattern")) {
+        pattern = std::string(str(pv, "pattern"));
+        pattern_is_regex = pk == "Regex";
+      }
+    } else if (key == "content" || key == "prepend") {
+      content = std::string(str(v, "normalizer.content"));
+    }
+  }
+  using K = NormalizerStep::Kind;
+  if (type == "Sequence") return;
+  if (type == "NFC") {
+    spec.normalizer.push_back({K::kNfc, {}, {}});
+  } else if (type == "NFD") {
+    spec.normalizer.push_back({K::kNfd, {}, {}});
+  } else if (type == "NFKC") {
+    spec.normalizer.push_back({K::kNfkc, {}, {}});
+  } else if (type == "NFKD") {
+    spec.normalizer.push_back({K::kNfkd, {}, {}});
+  } else if (type == "Replace" && !pattern_is_regex && !pattern.empty()) {
+    spec.normalizer.push_back({K::kReplace, pattern, content});
+  } else if (type == "Prepend") {
+    spec.normalizer.push_back({K::kPrepend, {}, content});
+  } else {
+    unsupported("normalizer \"" + type + (pattern_is_regex ? " (regex)" : "") +
+                "\" is not supported (supported: NFC, NFD, NFKC, NFKD, Replace of a string, "
+                "Prepend, Sequence)");
+  }
+}
+
+SplitBehavior split_behavior(const Parse& p, std::string_view s) {
+  if (s == "Isolated") return SplitBehavior::kIsolated;
+  if (s == "MergedWithPrevious") return SplitBehavior::kMergedWithPrevious;
+  if (s == "MergedWithNext") return SplitBehavior::kMergedWithNext;
+  if (s == "Removed") return SplitBehavior::kRemoved;
+  p.unsupported("Split behavior \"" + std::string(s) + "\" is not supported");
+}
+
+// The GPT-2 pre-tokenizer regex that ByteLevel applies when use_regex is set.
+constexpr const char* kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+void Parse::pre_tokenizer(od::object obj, TokenizerSpec& spec) const {
+  std::string type;
+  PreTokenizerStep step{PreTokenizerStep::Kind::kSplit, {}, false, SplitBehavior::kIsolated, false};
+  bool invert = false, use_regex = true;
+  for (auto [key, v] : obj) {
+    if (key == "type") {
+      type = std::string(str(v, "pre_tokenizer.type"));
+    } else if (key == "pretokenizers") {
+      for (od::element item : check(v.get_array(), "pre_tokenizer.pretokenizers")) {
+        pre_tokenizer(check(item.get_object(), "pretokenizers"), spec);
+      }
+    } else if (key == "pattern") {
+      for (auto [pk, pv] : check(v.get_object(), "pre_tokenizer.pattern")) {
+        step.regex = std::string(str(pv, "pattern"));
+        step.literal = pk != "Regex";
+      }
+    } else if (key == "behavior") {
+      step.behavior = split_behavior(*this, str(v, "pre_tokenizer.behavior"));
+    } else if (key == "invert") {
+      invert = boolean(v, "pre_tokenizer.invert");
+    } else if (key == "add_prefix_space") {
+      step.add_prefix_space = boolean(v, "pre_tokenizer.add_prefix_space");
+    } else if (key == "use_regex") {
+      use_regex = boolean(v, "pre_tokenizer.use_regex");
+    }
+  }
+  if (type == "Sequence") return;
+  if (type == "Split") {
+    if (invert) unsupported("Split with invert=true is not supported");
+    if (step.regex.empty()) fail("Split pre-tokenizer has no pattern");
+    spec.pre_tokenizer.push_back(std::move(step));
+  } else if (type == "ByteLevel") {
+    if (use_regex) {
+      PreTokenizerStep split{PreTokenizerStep::Kind::kSplit, kGpt2Pattern, false,
+                             SplitBehavior::kIsolated, false};
+      // add_prefix_space runs before the regex split in ByteLevel.
+      if (step.add_prefix_space) {
+        spec.pre_tokenizer.push_back(
+            {PreTokenizerStep::Kind::kByteLevel, {}, false, SplitBehavior::kIsolated, true});
+      }
+      spec.pre_tokenizer.push_back(std::move(split));
+    } else {
+      step.kind = PreTokenizerStep::Kind::kByteLevel;
+      spec.pre_tokenizer.push_back(std::move(step));
+    }
+  } else {
+    unsupported("pre_tokenizer \"" + type +
+                "\" is not supported (supported: Split, ByteLevel, Sequence)");
+  }
+}
+
+void Parse::decoder(od::object obj, TokenizerSpec& spec, bool& saw_byte_level,
+                    bool& saw_fuse) const {
+  std::string type;
+  std::string pattern, content;
+  int64_t start = 0, stop = 0;
+  for (auto [key, v] : obj) {
+    if (key == "type") {
+      type = std::string(str(v, "decoder.type"));
+    } else if (key == "decoders") {
+      for (od::element item : check(v.get_array(), "decoder.decoders")) {
+        decoder(check(item.get_object(), "decoders"), spec, saw_byte_level, saw_fuse);
+      }
+    } else if (key == "pattern") {
+      for (auto [pk, pv] : check(v.get_object(), "decoder.pattern")) {
+        (void)pk;
+        pattern = std::string(str(pv, "pattern"));
+      }
+    } else if (key == "content") {
+      content = std::string(str(v, "decoder.content"));
+    } else if (key == "start") {
+      start = check(v.get_int64(), "decoder.start");
+    } else if (key == "stop") {
+      stop = check(v.get_int64(), "decoder.stop");
+    }
+  }
+  if (type == "Sequence") return;
+  if (type == "ByteLevel") {
+    saw_byte_level = true;
+  } else if (type == "Replace" && pattern == "\xE2\x96\x81" && content == " ") {
+    spec.spelling = Spelling::kSentencePiece;
+  } else if (type == "ByteFallback") {
+    spec.spelling = Spelling::kSentencePiece;
+  } else if (type == "Fuse") {
+    saw_fuse = true;
+  } else if (type == "Strip" && saw_fuse && content == " " && start == 1 && stop == 0) {
+    spec.decode_strips_leading_space = true;
+  } else {
+    unsupported("decoder \"" + type +
+                "\" is not supported (supported: ByteLevel; Replace ▁→space, ByteFallback, "
+                "Fuse, Strip)");
+  }
+}
+
+}  // namespace
+
+TokenizerSpec parse_tokenizer_json(od::parser& parser, simdjson::padded_string_view json,
+                                   std::string_view name) {
+  Parse p(name);
+  TokenizerSpec spec;
+  od::element doc = p.check(parser.parse(json.data(), json.size(), false), "JSON");
+  od::object root = p.check(doc.get_object(), "top level (expected an object)");
+  bool saw_model = false, saw_byte_level = false, saw_fuse = false;
+  for (auto [key, v] : root) {
+    if (key == "model") {
+      p.model(p.check(v.get_object(), "model"), spec);
+      saw_model = true;
+    } else if (key == "added_tokens") {
+      if (!p.is_null(v)) p.added_tokens(p.check(v.get_array(), "added_tokens"), spec);
+    } else if (key == "normalizer") {
+      if (!p.is_null(v)) p.normalizer(p.check(v.get_object(), "normalizer"), spec);
+    } else if (key == "pre_tokenizer") {
+      if (!p.is_null(v)) p.pre_tokenizer(p.check(v.get_object(), "pre_tokenizer"), spec);
+    } else if (key == "decoder") {
+      if (!p.is_null(v)) {
+        p.decoder(p.check(v.get_object(), "decoder"), spec, saw_byte_level, saw_fuse);
+      }
+    }
+  }
+  if (!saw_model) p.fail("no \"model\" section");
+  bool pre_byte_level = false;
+  for (const auto& s : spec.pre_tokenizer) {
+    pre_byte_level |= s.kind == PreTokenizerStep::Kind::kByteLevel;
+  }
+  if (saw_byte_level || pre_byte_level) {
+    if (spec.spelling == Spelling::kSentencePiece) {
+      p.unsupported("the decoder mixes byte-level and SentencePiece spellings");
+    }
+    spec.spelling = Spelling::kByteLevel;
+  } else if (spec.spelling != Spelling::kSentencePiece) {
+    p.unsupported(
+        "neither a ByteLevel nor a SentencePiece (▁, byte fallback) decoder: the "
+        "token bytes cannot be known");
+  }
+  return spec;
+}
+
+}  // namespace nextok::vocab

@@ -1,0 +1,65 @@
+// What a tokenizer file says, before any table is built: the parsed form of
+// tokenizer.json (or GGUF metadata) that the builders consume.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nextok::vocab {
+
+// How token spellings map to bytes.
+enum class Spelling {
+  kByteLevel,      // GPT-2 alphabet (Ġ for space): Qwen, Llama-3, gpt-oss, SmolLM2
+  kSentencePiece,  // "▁" for space and <0xNN> byte-fallback tokens: Gemma, Llama-2
+};
+
+struct AddedTokenSpec {
+  uint32_t id = 0;
+  std::string content;
+  bool special = false;
+  bool normalized = false;
+  bool lstrip = false;
+  bool rstrip = false;
+  bool single_word = false;
+};
+
+struct NormalizerStep {
+  enum class Kind { kNfc, kNfd, kNfkc, kNfkd, kReplace, kPrepend };
+  Kind kind;
+  std::string pattern;  // kReplace: the literal to replace
+  std::string content;  // kReplace / kPrepend: the replacement or prefix
+};
+
+enum class SplitBehavior { kIsolated, kMergedWithPrevious, kMergedWithNext, kRemoved };
+
+struct PreTokenizerStep {
+  enum class Kind { kSplit, kByteLevel };
+  Kind kind;
+  std::string regex;     // kSplit: a regex (PCRE2 syntax after translation)
+  bool literal = false;  // kSplit: regex holds a plain string instead
+  SplitBehavior behavior = SplitBehavior::kIsolated;
+  bool add_prefix_space = false;  // kByteLevel
+};
+
+struct TokenizerSpec {
+  Spelling spelling = Spelling::kByteLevel;
+  bool byte_fallback = false;
+  bool ignore_merges = false;
+  bool fuse_unk = false;
+  std::optional<std::string> unk_token;
+  bool decode_strips_leading_space = false;  // a Strip decoder after Fuse
+  // Model vocabulary and merges; the views point into the source buffer.
+  std::vector<std::pair<std::string_view, uint32_t>> vocab;
+  std::vector<std::pair<std::string_view, std::string_view>> merges;
+  std::vector<AddedTokenSpec> added;
+  std::vector<NormalizerStep> normalizer;
+  std::vector<PreTokenizerStep> pre_tokenizer;
+  // Token types from GGUF (tokenizer.ggml.token_type), when known.
+  std::vector<int32_t> gguf_token_types;
+};
+
+}  // namespace nextok::vocab

@@ -1,0 +1,171 @@
+#include "nextok/tokenizer.hpp"
+
+#include <simdjson.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "nextok/error.hpp"
+#include "vocab/builder.hpp"
+#include "vocab/config_json.hpp"
+#include "vocab/hf_json.hpp"
+#include "vocab/tokenizer_impl.hpp"
+#include "vocab/utf8.hpp"
+
+namespace nextok {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::string> read_optional(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return std::nullopt;
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) throw Error(ErrorCode::kIo, "tokenizer", p.string() + ": read error");
+  return std::move(ss).str();
+}
+
+simdjson::padded_string load_padded(const fs::path& p) {
+  simdjson::padded_string s;
+  if (auto err = simdjson::padded_string::load(p.string()).get(s); err) {
+    throw Error(ErrorCode::kIo, "tokenizer",
+                p.string() + ": cannot read (" + simdjson::error_message(err) + ")");
+  }
+  return s;
+}
+
+struct Loaded {
+  std::shared_ptr<const Vocabulary> vocab;
+  std::shared_ptr<const TokenizerImpl> impl;
+};
+
+Loaded build_from(simdjson::padded_string_view json, const std::string& name,
+                  const vocab::TokenizerConfig& cfg, bool with_encoder) {
+  simdjson::dom::parser parser;
+  const vocab::TokenizerSpec spec = vocab::parse_tokenizer_json(parser, json, name);
+  Loaded l;
+  l.vocab = VocabularyBuilder::build(spec, cfg.roles, name);
+  if (with_encoder) l.impl = TokenizerImpl::build(spec, l.vocab, name);
+  return l;
+}
+
+vocab::TokenizerConfig read_configs(const fs::path& dir) {
+  vocab::TokenizerConfig cfg;
+  if (auto t = read_optional(dir / "tokenizer_config.json")) {
+    vocab::read_tokenizer_config(*t, (dir / "tokenizer_config.json").string(), cfg);
+  }
+  for (const char* f : {"generation_config.json", "config.json"}) {
+    if (auto t = read_optional(dir / f))
+      vocab::read_model_config(*t, (dir / f).string(), cfg.roles);
+  }
+  return cfg;
+}
+
+fs::path tokenizer_json_path(const fs::path& dir) {
+  if (fs::is_regular_file(dir)) return dir;
+  const fs::path p = dir / "tokenizer.json";
+  if (!fs::exists(p)) {
+    throw Error(ErrorCode::kIo, "tokenizer",
+                dir.string() + ": no tokenizer.json here (pass a directory with tokenizer.json)");
+  }
+  return p;
+}
+
+}  // namespace
+
+std::shared_ptr<const Vocabulary> load_vocabulary(const fs::path& dir) {
+  const fs::path p = tokenizer_json_path(dir);
+  const vocab::TokenizerConfig cfg = read_configs(p.parent_path());
+  const simdjson::padded_string json = load_padded(p);
+  return build_from(json, p.string(), cfg, false).vocab;
+}
+
+Tokenizer::Tokenizer() = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::Tokenizer(const Tokenizer&) = default;
+Tokenizer& Tokenizer::operator=(const Tokenizer&) = default;
+Tokenizer::~Tokenizer() = default;
+
+Tokenizer Tokenizer::from_dir(const fs::path& dir) {
+  const fs::path p = tokenizer_json_path(dir);
+  const vocab::TokenizerConfig cfg = read_configs(p.parent_path());
+  const simdjson::padded_string json = load_padded(p);
+  Loaded l = build_from(json, p.string(), cfg, true);
+  Tokenizer t;
+  t.vocab_ = std::move(l.vocab);
+  t.impl_ = std::move(l.impl);
+  t.chat_template_ = cfg.chat_template;
+  t.bos_token_ = cfg.bos_token;
+  t.eos_token_ = cfg.eos_token;
+  return t;
+}
+
+Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view config_json) {
+  vocab::TokenizerConfig cfg;
+  if (!config_json.empty()) vocab::read_tokenizer_config(config_json, "tokenizer_config.json", cfg);
+  const simdjson::padded_string json(tokenizer_json);
+  Loaded l = build_from(json, "tokenizer.json", cfg, true);
+  Tokenizer t;
+  t.vocab_ = std::move(l.vocab);
+  t.impl_ = std::move(l.impl);
+  t.chat_template_ = cfg.chat_template;
+  t.bos_token_ = cfg.bos_token;
+  t.eos_token_ = cfg.eos_token;
+  return t;
+}
+
+std::vector<uint32_t> Tokenizer::encode(std::string_view text, const EncodeOptions& opt) const {
+  std::vector<uint32_t> out;
+  out.reserve(text.size() / 3 + 4);
+  encode_into(text, out, opt);
+  return out;
+}
+
+void Tokenizer::encode_into(std::string_view text, std::vector<uint32_t>& out,
+                            const EncodeOptions& opt) const {
+  impl_->encode(text, out, opt);
+}
+
+std::string Tokenizer::decode(std::span<const uint32_t> ids, const DecodeOptions& opt) const {
+  std::string out;
+  for (uint32_t id : ids) {
+    if (id >= vocab_->size()) {
+      throw Error(ErrorCode::kInvalidArgument, "ids",
+                  "token id " + std::to_string(id) + " is outside the vocabulary (" +
+                      std::to_string(vocab_->size()) + " ids)");
+    }
+    if (opt.skip_special && vocab_->is_special(id)) continue;
+    out.append(vocab_->bytes(id));
+  }
+  if (impl_ && impl_->strips_leading_space() && !out.empty() && out.front() == ' ') out.erase(0, 1);
+  return out;
+}
+
+StreamDecoder::StreamDecoder(std::shared_ptr<const Vocabulary> vocab, DecodeOptions opt)
+    : vocab_(std::move(vocab)), opt_(opt) {}
+
+std::string StreamDecoder::push(uint32_t id) {
+  if (id >= vocab_->size()) {
+    throw Error(ErrorCode::kInvalidArgument, "id",
+                "token id " + std::to_string(id) + " is outside the vocabulary");
+  }
+  if (opt_.skip_special && vocab_->is_special(id)) return {};
+  pending_.append(vocab_->bytes(id));
+  const size_t ready = vocab::utf8_complete_prefix(pending_);
+  std::string out;
+  vocab::utf8_append_replacing(std::string_view(pending_).substr(0, ready), out);
+  pending_.erase(0, ready);
+  return out;
+}
+
+std::string StreamDecoder::flush() {
+  std::string out;
+  vocab::utf8_append_replacing(pending_, out);
+  pending_.clear();
+  return out;
+}
+
+}  // namespace nextok

@@ -1,0 +1,298 @@
+#include "vocab/tokenizer_impl.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <span>
+
+#include "nextok/error.hpp"
+#include "vocab/bpe.hpp"
+#include "vocab/builder.hpp"
+#include "vocab/byte_level.hpp"
+#include "vocab/normalize.hpp"
+#include "vocab/utf8.hpp"
+
+namespace nextok {
+
+using vocab::PreTokenizerStep;
+using vocab::Spelling;
+using vocab::SplitBehavior;
+
+namespace {
+constexpr uint32_t kNoId = ~0u;
+}
+
+struct TokenizerImpl::Scratch {
+  std::vector<std::string_view> pieces, next;
+  std::deque<std::string> owned;
+  std::string spell, norm;
+  std::vector<uint32_t> ids;
+};
+
+std::shared_ptr<const TokenizerImpl> TokenizerImpl::build(const vocab::TokenizerSpec& spec,
+                                                          std::shared_ptr<const Vocabulary> vocab,
+                                                          const std::string& name) {
+  auto t = std::make_shared<TokenizerImpl>();
+  const Vocabulary& v = *vocab;
+  t->vocab_ = std::move(vocab);
+  t->spelling_ = spec.spelling;
+  t->byte_fallback_ = spec.byte_fallback;
+  t->ignore_merges_ = spec.ignore_merges;
+  t->fuse_unk_ = spec.fuse_unk;
+  t->strips_leading_space_ = spec.decode_strips_leading_space;
+  if (spec.unk_token) {
+    if (auto id = VocabularyBuilder::find_model(v, *spec.unk_token)) t->unk_id_ = *id;
+  }
+
+  // Merges: resolve (left, right, left+right) spellings to ids in blocks.
+  t->merges_.reserve(spec.merges.size());
+  constexpr size_t kBlock = 256;
+  std::vector<std::string_view> texts(3 * kBlock);
+  std::vector<uint32_t> ids(3 * kBlock);
+  std::string joined;
+  for (size_t base = 0; base < spec.merges.size(); base += kBlock) {
+    const size_t n = std::min(kBlock, spec.merges.size() - base);
+    joined.clear();
+    size_t total = 0;
+    for (size_t k = 0; k < n; ++k) {
+      total += spec.merges[base + k].first.size() + spec.merges[base + k].second.size();
+    }
+    joined.reserve(total);
+    for (size_t k = 0; k < n; ++k) {
+      const auto& [a, b] = spec.merges[base + k];
+      texts[3 * k] = a;
+      texts[3 * k + 1] = b;
+      const size_t at = joined.size();
+      joined.append(a).append(b);
+      texts[3 * k + 2] = std::string_view(joined).substr(at, a.size() + b.size());
+    }
+    VocabularyBuilder::find_model_batch(v, std::span(texts).first(3 * n),
+                                        std::span(ids).first(3 * n));
+    for (size_t k = 0; k < 3 * n; ++k) {
+      if (ids[k] != kNoId) continue;
+      throw Error(ErrorCode::kMalformedFile, "tokenizer",
+                  name + ": merge " + std::to_string(base + k / 3) + " uses \"" +
+                      std::string(texts[k]) + "\", which is not in model.vocab");
+    }
+    for (size_t k = 0; k < n; ++k) {
+      t->merges_.insert(ids[3 * k], ids[3 * k + 1], static_cast<uint32_t>(base + k),
+                        ids[3 * k + 2]);
+    }
+  }
+
+  if (spec.spelling == Spelling::kByteLevel) {
+    for (int b = 0; b < 256; ++b) {
+      const auto& u = vocab::kByteLevel.utf8[static_cast<size_t>(b)];
+      auto id = VocabularyBuilder::find_model(
+          v, std::string_view(u.data(), vocab::kByteLevel.utf8_size[static_cast<size_t>(b)]));
+      t->byte_ids_[static_cast<size_t>(b)] = id ? *id : kNoId;
+    }
+  } else {
+    static const char* hex = "0123456789ABCDEF";
+    for (int b = 0; b < 256; ++b) {
+      const char name6[6] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
+      auto id = VocabularyBuilder::find_model(v, std::string_view(name6, 6));
+      t->byte_ids_[static_cast<size_t>(b)] = id ? *id : kNoId;
+    }
+    t->bmp_ids_.assign(0x10000, kNoId);
+    for (const auto& [text, id] : spec.vocab) {
+      if (text.empty() || text.size() > 4) continue;
+      if (v.kind(id) != TokenKind::kNormal && v.text(id) != text) continue;
+      if (vocab::utf8_sequence_length(text, 0) != text.size()) continue;
+      size_t i = 0;
+      const uint32_t cp = vocab::utf8_next(text, i);
+      if (cp < 0x10000) t->bmp_ids_[cp] = id;
+    }
+  }
+
+  t->normalizer_ = spec.normalizer;
+  for (const auto& s : spec.pre_tokenizer) {
+    PreStep step{s.kind, nullptr, {}, s.behavior, s.add_prefix_space};
+    if (s.kind == PreTokenizerStep::Kind::kSplit) {
+      if (s.literal) {
+        step.literal = s.regex;
+      } else {
+        step.regex = std::make_unique<vocab::Regex>(s.regex);
+      }
+    }
+    t->pre_.push_back(std::move(step));
+  }
+  for (const auto& a : spec.added) {
+    if (a.lstrip || a.rstrip || a.single_word) {
+      if (t->unsupported_.empty()) {
+        t->unsupported_ = name + ": added token \"" + a.content +
+                          "\" uses lstrip/rstrip/single_word, which encoding does not support yet";
+      }
+    }
+    (a.normalized ? t->normalized_added_ : t->raw_added_).add(a.content, a.id, a.special);
+  }
+  t->raw_added_.finish();
+  t->normalized_added_.finish();
+  return t;
+}
+
+uint32_t TokenizerImpl::char_id(std::string_view ch) const noexcept {
+  size_t i = 0;
+  const uint32_t cp = vocab::utf8_next(ch, i);
+  if (cp < 0x10000) return bmp_ids_[cp];
+  auto id = VocabularyBuilder::find_model(*vocab_, ch);
+  return id ? *id : kNoId;
+}
+
+void TokenizerImpl::encode_word(std::string_view word, std::vector<uint32_t>& out,
+                                Scratch& s) const {
+  if (word.empty()) return;
+  auto& ids = s.ids;
+  ids.clear();
+  if (spelling_ == Spelling::kByteLevel) {
+    if (ignore_merges_) {
+      s.spell.clear();
+      vocab::to_byte_level(word, s.spell);
+      if (auto id = VocabularyBuilder::find_model(*vocab_, s.spell)) {
+        out.push_back(*id);
+        return;
+      }
+    }
+    for (unsigned char c : word) {
+      if (byte_ids_[c] != kNoId) ids.push_back(byte_ids_[c]);
+    }
+  } else {
+    if (ignore_merges_) {
+      if (auto id = VocabularyBuilder::find_model(*vocab_, word)) {
+        out.push_back(*id);
+        return;
+      }
+    }
+    bool last_unk = false;
+    for (size_t i = 0; i < word.size();) {
+      const size_t n = vocab::utf8_sequence_length(word, i);
+      const std::string_view ch = word.substr(i, n);
+      i += n;
+      const uint32_t id = char_id(ch);
+      if (id != kNoId) {
+        ids.push_back(id);
+        last_unk = false;
+        continue;
+      }
+      if (byte_fallback_) {
+        bool all = true;
+        for (unsigned char c : ch) all &= byte_ids_[c] != kNoId;
+        if (all) {
+          for (unsigned char c : ch) ids.push_back(byte_ids_[c]);
+          last_unk = false;
+          continue;
+        }
+      }
+      if (unk_id_ != kNoId) {
+        if (!(fuse_unk_ && last_unk)) ids.push_back(unk_id_);
+        last_unk = true;
+      }
+    }
+  }
+  vocab::bpe_merge(merges_, ids);
+  out.insert(out.end(), ids.begin(), ids.end());
+}
+
+void TokenizerImpl::pre_tokenize(std::string_view text, Scratch& s) const {
+  s.pieces.clear();
+  s.pieces.push_back(text);
+  for (const auto& step : pre_) {
+    s.next.clear();
+    for (std::string_view p : s.pieces) {
+      if (step.kind == PreTokenizerStep::Kind::kByteLevel) {
+        if (step.add_prefix_space && !p.empty() && p.front() != ' ') {
+          s.owned.emplace_back(" ").append(p);
+          s.next.push_back(s.owned.back());
+        } else {
+          s.next.push_back(p);
+        }
+        continue;
+      }
+      size_t start = 0, pos = 0, b = 0, e = 0;
+      auto emit = [&](size_t from, size_t to) {
+        if (to > from) s.next.push_back(p.substr(from, to - from));
+      };
+      while (pos <= p.size()) {
+        bool hit;
+        if (step.regex) {
+          hit = step.regex->find(p, pos, b, e);
+        } else {
+          b = p.find(step.literal, pos);
+          hit = b != std::string_view::npos;
+          e = hit ? b + step.literal.size() : 0;
+        }
+        if (!hit) break;
+        if (e == b) {  // an empty match splits nothing; step past one character
+          if (b >= p.size()) break;
+          pos = b + std::max<size_t>(1, vocab::utf8_sequence_length(p, b));
+          continue;
+        }
+        switch (step.behavior) {
+          case SplitBehavior::kIsolated:
+            emit(start, b);
+            emit(b, e);
+            start = e;
+            break;
+          case SplitBehavior::kMergedWithPrevious:
+            emit(start, e);
+            start = e;
+            break;
+          case SplitBehavior::kMergedWithNext:
+            emit(start, b);
+            start = b;
+            break;
+          case SplitBehavior::kRemoved:
+            emit(start, b);
+            start = e;
+            break;
+        }
+        pos = e;
+      }
+      emit(start, p.size());
+    }
+    s.pieces.swap(s.next);
+  }
+}
+
+void TokenizerImpl::encode_segment(std::string_view segment, std::vector<uint32_t>& out,
+                                   Scratch& s) const {
+  pre_tokenize(segment, s);
+  for (std::string_view w : s.pieces) encode_word(w, out, s);
+  s.owned.clear();
+}
+
+void TokenizerImpl::encode(std::string_view text, std::vector<uint32_t>& out,
+                           const EncodeOptions& opt) const {
+  if (!unsupported_.empty()) throw Error(ErrorCode::kUnsupported, "tokenizer", unsupported_);
+  if (const size_t bad = vocab::utf8_first_invalid(text); bad != std::string_view::npos) {
+    throw Error(ErrorCode::kInvalidArgument, "text",
+                "text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  }
+  thread_local Scratch s;
+  auto normalized_part = [&](std::string_view seg) {
+    if (seg.empty()) return;
+    std::string norm_buf;
+    const std::string_view norm = vocab::normalize(normalizer_, seg, norm_buf);
+    if (normalized_added_.empty()) {
+      encode_segment(norm, out, s);
+      return;
+    }
+    vocab::AddedTokenMatcher::Match m;
+    size_t at = 0;
+    while (normalized_added_.find(norm, at, opt.parse_special, m)) {
+      encode_segment(norm.substr(at, m.begin - at), out, s);
+      out.push_back(m.id);
+      at = m.end;
+    }
+    encode_segment(norm.substr(at), out, s);
+  };
+  vocab::AddedTokenMatcher::Match m;
+  size_t at = 0;
+  while (raw_added_.find(text, at, opt.parse_special, m)) {
+    normalized_part(text.substr(at, m.begin - at));
+    out.push_back(m.id);
+    at = m.end;
+  }
+  normalized_part(text.substr(at));
+}
+
+}  // namespace nextok
