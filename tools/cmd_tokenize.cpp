@@ -35,7 +35,7 @@ void print_ids(const std::vector<uint32_t>& ids, bool json) {
 }
 
 int run_tokenize(const TokenizeArgs& a) {
-  const Tokenizer tok = Tokenizer::from_dir(a.tokenizer);
+  const Tokenizer tok = Tokenizer::from_path(a.tokenizer);
   EncodeOptions opt;
   opt.parse_special = !a.no_special;
   if (a.input_jsonl.empty()) {
@@ -137,7 +137,8 @@ int run_vocab(const VocabArgs& a) {
 std::function<int()> add_tokenize(CLI::App& app) {
   auto t = std::make_shared<TokenizeArgs>();
   CLI::App* tok = app.add_subcommand("tokenize", "Text to token ids (equal to HF tokenizers)");
-  tok->add_option("--tokenizer", t->tokenizer, "Directory with tokenizer.json")->required();
+  tok->add_option("--tokenizer", t->tokenizer, "Directory with tokenizer.json, or a .gguf file")
+      ->required();
   tok->add_option("text", t->text, "The text to encode");
   tok->add_option("--input-jsonl", t->input_jsonl, "One JSON string per line");
   tok->add_flag("--json", t->json, "Print {\"ids\": [...]} per line");
@@ -145,14 +146,16 @@ std::function<int()> add_tokenize(CLI::App& app) {
 
   auto d = std::make_shared<DetokenizeArgs>();
   CLI::App* det = app.add_subcommand("detokenize", "Token ids to text (raw bytes)");
-  det->add_option("--tokenizer", d->tokenizer, "Directory with tokenizer.json")->required();
+  det->add_option("--tokenizer", d->tokenizer, "Directory with tokenizer.json, or a .gguf file")
+      ->required();
   det->add_option("ids", d->ids, "Token ids")->required();
   det->add_flag("--hex", d->hex, "Print the bytes as hex");
   det->add_flag("--skip-special", d->skip_special, "Drop special tokens");
 
   auto v = std::make_shared<VocabArgs>();
   CLI::App* voc = app.add_subcommand("vocab", "Vocabulary summary, or every id with --dump");
-  voc->add_option("--tokenizer", v->tokenizer, "Directory with tokenizer.json")->required();
+  voc->add_option("--tokenizer", v->tokenizer, "Directory with tokenizer.json, or a .gguf file")
+      ->required();
   voc->add_flag("--dump", v->dump, "One JSON line per id: id, kind, hex bytes");
 
   return [=]() {

@@ -31,7 +31,7 @@ class GgufFile;
 
 // The vocabulary alone (no encoder tables): for engines that tokenize
 // elsewhere and need only id → bytes, specials and EOS. `dir` is a
-// directory with tokenizer.json or the file itself.
+// directory with tokenizer.json, the file itself, or a .gguf file.
 std::shared_ptr<const Vocabulary> load_vocabulary(const std::filesystem::path& dir);
 
 class Tokenizer {
@@ -40,11 +40,17 @@ class Tokenizer {
   // config.json and generation_config.json (EOS ids are the union, as the
   // spec's eos_token_id may be an int or an array).
   static Tokenizer from_dir(const std::filesystem::path& dir);
+  // Any of the above by path: a directory, a tokenizer.json, or a .gguf file
+  // (recognised by its magic bytes).
+  static Tokenizer from_path(const std::filesystem::path& path);
   // tokenizer.json text alone, plus an optional tokenizer_config.json text.
   static Tokenizer from_json(std::string_view tokenizer_json,
                              std::string_view tokenizer_config_json = {});
-  // The tokenizer.ggml.* metadata of a GGUF file.
+  // The tokenizer.ggml.* metadata of a GGUF file. A tokenizer whose encoder
+  // is not supported (SentencePiece "llama" models, unknown pre-tokenizer
+  // names) still loads: vocab() works and encode() throws kUnsupported.
   static Tokenizer from_gguf(const GgufFile& gguf);
+  bool can_encode() const noexcept { return impl_ != nullptr; }
 
   const Vocabulary& vocab() const noexcept { return *vocab_; }
   std::shared_ptr<const Vocabulary> shared_vocab() const noexcept { return vocab_; }
@@ -75,6 +81,7 @@ class Tokenizer {
   std::shared_ptr<const TokenizerImpl> impl_;  // immutable; shared by copies
   std::optional<std::string> chat_template_;
   std::string bos_token_, eos_token_;
+  std::string unsupported_;  // non-empty: the vocabulary loaded but encode() cannot run
 };
 
 // Streaming decoder: turns ids into text one at a time, holding back the

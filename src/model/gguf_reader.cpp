@@ -17,18 +17,12 @@
 #include "model/gguf_internal.hpp"
 #include "nextok/error.hpp"
 #include "nextok/gguf.hpp"
+#include "util/mapped_file.hpp"
 
 namespace nextok {
 
 struct GgufFile::Mapping {
-  void* addr = nullptr;
-  size_t size = 0;
-  Mapping(void* a, size_t s) : addr(a), size(s) {}
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  ~Mapping() {
-    if (addr != nullptr) ::munmap(addr, size);
-  }
+  std::shared_ptr<const util::MappedFile> file;
 };
 
 namespace {
@@ -452,36 +446,11 @@ GgufFile GgufFile::from_memory(std::span<const std::byte> bytes, std::string nam
 }
 
 GgufFile GgufFile::open(const std::filesystem::path& path) {
-  const std::string name = path.string();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw Error(ErrorCode::kIo, "path",
-                "cannot open GGUF file " + name + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int e = errno;
-    ::close(fd);
-    throw Error(ErrorCode::kIo, "path", "cannot stat GGUF file " + name + ": " + std::strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(ErrorCode::kIo, "path", "cannot read GGUF file " + name + ": not a regular file");
-  }
-  const auto size = static_cast<size_t>(st.st_size);
-  if (size == 0) {
-    ::close(fd);
-    return from_memory({}, name);  // reports the missing magic
-  }
-  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int e = errno;
-  ::close(fd);
-  if (addr == MAP_FAILED)
-    throw Error(ErrorCode::kIo, "path", "cannot map GGUF file " + name + ": " + std::strerror(e));
-  auto mapping = std::make_shared<const Mapping>(addr, size);
+  auto file = util::MappedFile::open(path, "GGUF file", "path");
   GgufFile f;
-  f.mapping_ = std::move(mapping);
-  f.bytes_ = std::span<const std::byte>(static_cast<const std::byte*>(addr), size);
-  f.name_ = name;
+  f.bytes_ = std::span<const std::byte>(static_cast<const std::byte*>(file->data()), file->size());
+  f.name_ = path.string();
+  f.mapping_ = std::make_shared<const Mapping>(Mapping{std::move(file)});
   GgufParser(f).parse();
   return f;
 }

@@ -1,8 +1,10 @@
 #include "vocab/hf_json.hpp"
 
+#include <deque>
 #include <string>
 
 #include "nextok/error.hpp"
+#include "vocab/json_scan.hpp"
 
 namespace nextok::vocab {
 namespace {
@@ -39,9 +41,10 @@ class Parse {
   }
   bool is_null(od::element v) const { return v.is_null(); }
 
-  void model(od::object obj, TokenizerSpec& spec) const;
-  void vocab(od::object obj, TokenizerSpec& spec) const;
-  void merges(od::array arr, TokenizerSpec& spec) const;
+  void model(JsonScanner& sc, std::deque<std::string>& arena, od::parser& small,
+             TokenizerSpec& spec) const;
+  void vocab(JsonScanner& sc, std::deque<std::string>& arena, TokenizerSpec& spec) const;
+  void merges(JsonScanner& sc, std::deque<std::string>& arena, TokenizerSpec& spec) const;
   void added_tokens(od::array arr, TokenizerSpec& spec) const;
   void normalizer(od::object obj, TokenizerSpec& spec) const;
   void pre_tokenizer(od::object obj, TokenizerSpec& spec) const;
@@ -51,80 +54,96 @@ class Parse {
   std::string_view name_;
 };
 
-void Parse::vocab(od::object obj, TokenizerSpec& spec) const {
-  spec.vocab.reserve(obj.size());
-  for (auto [key, value] : obj) spec.vocab.emplace_back(key, id(value, "model.vocab id"));
+void Parse::vocab(JsonScanner& sc, std::deque<std::string>& arena, TokenizerSpec& spec) const {
+  if (sc.peek() != '{')
+    unsupported("model.vocab is not an object of token → id (not a BPE vocabulary)");
+  sc.expect('{');
+  spec.vocab.reserve(1 << 16);
+  if (sc.consume('}')) return;
+  do {
+    const std::string_view key = sc.string(arena);
+    sc.expect(':');
+    spec.vocab.emplace_back(key, sc.id());
+  } while (sc.consume(','));
+  sc.expect('}');
 }
 
-void Parse::merges(od::array arr, TokenizerSpec& spec) const {
-  spec.merges.reserve(arr.size());
-  for (od::element v : arr) {
-    const od::element_type t = v.type();
-    if (t == od::element_type::STRING) {
+void Parse::merges(JsonScanner& sc, std::deque<std::string>& arena, TokenizerSpec& spec) const {
+  sc.expect('[');
+  spec.merges.reserve(1 << 16);
+  if (sc.consume(']')) return;
+  do {
+    if (sc.peek() == '"') {
       // Legacy form "left right": the single space separates the pair.
-      const std::string_view s = str(v, "model.merges");
+      const std::string_view s = sc.string(arena);
       const size_t sp = s.find(' ');
       if (sp == std::string_view::npos || s.find(' ', sp + 1) != std::string_view::npos) {
         fail("model.merges entry \"" + std::string(s) +
              "\" is not two tokens separated by one space");
       }
       spec.merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
-    } else if (t == od::element_type::ARRAY) {
-      od::array pair = check(v.get_array(), "model.merges");
-      std::string_view parts[2];
-      int n = 0;
-      for (auto p : pair) {
-        if (n == 2) fail("model.merges entry has more than two tokens");
-        parts[n++] = str(p, "model.merges");
-      }
-      if (n != 2) fail("model.merges entry has fewer than two tokens");
-      spec.merges.emplace_back(parts[0], parts[1]);
+    } else if (sc.peek() == '[') {
+      sc.expect('[');
+      const std::string_view left = sc.string(arena);
+      sc.expect(',');
+      const std::string_view right = sc.string(arena);
+      if (!sc.consume(']')) fail("model.merges entry is not a [left, right] pair");
+      spec.merges.emplace_back(left, right);
     } else {
       fail("model.merges entries must be strings or [left, right] pairs");
     }
-  }
+  } while (sc.consume(','));
+  sc.expect(']');
 }
 
-void Parse::model(od::object obj, TokenizerSpec& spec) const {
+void Parse::model(JsonScanner& sc, std::deque<std::string>& arena, od::parser& small,
+                  TokenizerSpec& spec) const {
   bool saw_type = false, saw_vocab = false;
-  for (auto [key, v] : obj) {
-    if (key == "type") {
-      const std::string_view type = str(v, "model.type");
-      saw_type = true;
-      if (type != "BPE") {
-        unsupported("model type \"" + std::string(type) +
-                    "\" is not supported (supported: BPE, byte-level or SentencePiece-style)");
+  sc.expect('{');
+  if (!sc.consume('}')) {
+    do {
+      const std::string_view key = sc.string(arena);
+      sc.expect(':');
+      if (key == "vocab") {
+        vocab(sc, arena, spec);
+        saw_vocab = true;
+        continue;
       }
-    } else if (key == "vocab") {
-      if (v.type() != od::element_type::OBJECT) {
-        unsupported("model.vocab is not an object of token → id (not a BPE vocabulary)");
+      if (key == "merges") {
+        merges(sc, arena, spec);
+        continue;
       }
-      vocab(check(v.get_object(), "model.vocab"), spec);
-      saw_vocab = true;
-    } else if (key == "merges") {
-      merges(check(v.get_array(), "model.merges"), spec);
-    } else if (key == "byte_fallback") {
-      spec.byte_fallback = boolean(v, "model.byte_fallback");
-    } else if (key == "ignore_merges") {
-      spec.ignore_merges = boolean(v, "model.ignore_merges");
-    } else if (key == "fuse_unk") {
-      spec.fuse_unk = boolean(v, "model.fuse_unk");
-    } else if (key == "unk_token") {
-      if (!is_null(v)) spec.unk_token = std::string(str(v, "model.unk_token"));
-    } else if (key == "dropout") {
-      if (!is_null(v) && check(v.get_double(), "model.dropout") != 0.0) {
-        unsupported("BPE dropout is random at encode time; only null or 0 is supported");
+      const std::string_view raw = sc.value();
+      const simdjson::padded_string padded(raw);
+      const od::element v = check(small.parse(padded), "model");
+      if (key == "type") {
+        const std::string_view type = str(v, "model.type");
+        saw_type = true;
+        if (type != "BPE") {
+          unsupported("model type \"" + std::string(type) +
+                      "\" is not supported (supported: BPE, byte-level or SentencePiece-style)");
+        }
+      } else if (key == "byte_fallback") {
+        spec.byte_fallback = boolean(v, "model.byte_fallback");
+      } else if (key == "ignore_merges") {
+        spec.ignore_merges = boolean(v, "model.ignore_merges");
+      } else if (key == "fuse_unk") {
+        spec.fuse_unk = boolean(v, "model.fuse_unk");
+      } else if (key == "unk_token") {
+        if (!is_null(v)) spec.unk_token = std::string(str(v, "model.unk_token"));
+      } else if (key == "dropout") {
+        if (!is_null(v) && check(v.get_double(), "model.dropout") != 0.0) {
+          unsupported("BPE dropout is random at encode time; only null or 0 is supported");
+        }
+      } else if (key == "continuing_subword_prefix" || key == "end_of_word_suffix") {
+        if (!is_null(v) && !str(v, "model").empty()) {
+          unsupported("model." + std::string(key) + " (word-piece style BPE) is not supported");
+        }
       }
-    } else if (key == "continuing_subword_prefix" || key == "end_of_word_suffix") {
-      if (!is_null(v) && !str(v, "model").empty()) {
-        unsupported("model." + std::string(key) + " (word-piece style BPE) is not supported");
-      }
-    }
+    } while (sc.consume(','));
+    sc.expect('}');
   }
-  if (!saw_type) {
-    // Old files omit the type for BPE; a vocab + merges pair is enough.
-    if (!saw_vocab) fail("model has neither a type nor a vocab");
-  }
+  if (!saw_type && !saw_vocab) fail("model has neither a type nor a vocab");
   if (!saw_vocab) fail("model.vocab is missing");
 }
 
@@ -307,29 +326,45 @@ void Parse::decoder(od::object obj, TokenizerSpec& spec, bool& saw_byte_level,
 
 }  // namespace
 
-TokenizerSpec parse_tokenizer_json(od::parser& parser, simdjson::padded_string_view json,
-                                   std::string_view name) {
+TokenizerSpec parse_tokenizer_json(std::string_view json, std::string_view name,
+                                   std::deque<std::string>& arena) {
   Parse p(name);
   TokenizerSpec spec;
-  od::element doc = p.check(parser.parse(json.data(), json.size(), false), "JSON");
-  od::object root = p.check(doc.get_object(), "top level (expected an object)");
+  JsonScanner sc(json, name);
+  od::parser small;  // for the small members, one at a time
   bool saw_model = false, saw_byte_level = false, saw_fuse = false;
-  for (auto [key, v] : root) {
-    if (key == "model") {
-      p.model(p.check(v.get_object(), "model"), spec);
-      saw_model = true;
-    } else if (key == "added_tokens") {
-      if (!p.is_null(v)) p.added_tokens(p.check(v.get_array(), "added_tokens"), spec);
-    } else if (key == "normalizer") {
-      if (!p.is_null(v)) p.normalizer(p.check(v.get_object(), "normalizer"), spec);
-    } else if (key == "pre_tokenizer") {
-      if (!p.is_null(v)) p.pre_tokenizer(p.check(v.get_object(), "pre_tokenizer"), spec);
-    } else if (key == "decoder") {
-      if (!p.is_null(v)) {
+  if (sc.peek() != '{') sc.fail("the top level is not a JSON object");
+  sc.expect('{');
+  if (!sc.consume('}')) {
+    do {
+      const std::string_view key = sc.string(arena);
+      sc.expect(':');
+      if (key == "model") {
+        p.model(sc, arena, small, spec);
+        saw_model = true;
+        continue;
+      }
+      const std::string_view raw = sc.value();
+      if (key != "added_tokens" && key != "normalizer" && key != "pre_tokenizer" &&
+          key != "decoder") {
+        continue;
+      }
+      const simdjson::padded_string padded(raw);
+      const od::element v = p.check(small.parse(padded), std::string(key).c_str());
+      if (p.is_null(v)) continue;
+      if (key == "added_tokens") {
+        p.added_tokens(p.check(v.get_array(), "added_tokens"), spec);
+      } else if (key == "normalizer") {
+        p.normalizer(p.check(v.get_object(), "normalizer"), spec);
+      } else if (key == "pre_tokenizer") {
+        p.pre_tokenizer(p.check(v.get_object(), "pre_tokenizer"), spec);
+      } else {
         p.decoder(p.check(v.get_object(), "decoder"), spec, saw_byte_level, saw_fuse);
       }
-    }
+    } while (sc.consume(','));
+    sc.expect('}');
   }
+  if (!sc.at_end()) sc.fail("trailing content after the JSON value");
   if (!saw_model) p.fail("no \"model\" section");
   bool pre_byte_level = false;
   for (const auto& s : spec.pre_tokenizer) {

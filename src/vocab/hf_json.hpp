@@ -3,15 +3,17 @@
 
 #include <simdjson.h>
 
+#include <deque>
+#include <string>
 #include <string_view>
 
 #include "vocab/spec.hpp"
 
 namespace nextok::vocab {
 
-// The returned views point into the parser's buffers: keep `parser` alive and
-// do not reuse it while the spec is in use. `name` labels error messages.
-TokenizerSpec parse_tokenizer_json(simdjson::dom::parser& parser, simdjson::padded_string_view json,
-                                   std::string_view name);
+// The returned views point into `json` or into `arena` (strings that had
+// escapes): keep both alive while the spec is in use. `name` labels errors.
+TokenizerSpec parse_tokenizer_json(std::string_view json, std::string_view name,
+                                   std::deque<std::string>& arena);
 
 }  // namespace nextok::vocab

@@ -1,14 +1,16 @@
 #include "nextok/tokenizer.hpp"
 
-#include <simdjson.h>
-
+#include <deque>
 #include <fstream>
 #include <sstream>
 
 #include "nextok/error.hpp"
+#include "nextok/gguf.hpp"
+#include "util/mapped_file.hpp"
 #include "vocab/builder.hpp"
 #include "vocab/config_json.hpp"
 #include "vocab/hf_json.hpp"
+#include "vocab/json_scan.hpp"
 #include "vocab/tokenizer_impl.hpp"
 #include "vocab/utf8.hpp"
 
@@ -27,13 +29,8 @@ std::optional<std::string> read_optional(const fs::path& p) {
   return std::move(ss).str();
 }
 
-simdjson::padded_string load_padded(const fs::path& p) {
-  simdjson::padded_string s;
-  if (auto err = simdjson::padded_string::load(p.string()).get(s); err) {
-    throw Error(ErrorCode::kIo, "tokenizer",
-                p.string() + ": cannot read (" + simdjson::error_message(err) + ")");
-  }
-  return s;
+std::shared_ptr<const util::MappedFile> map_file(const fs::path& p) {
+  return util::MappedFile::open(p, "tokenizer file", "tokenizer");
 }
 
 struct Loaded {
@@ -41,10 +38,10 @@ struct Loaded {
   std::shared_ptr<const TokenizerImpl> impl;
 };
 
-Loaded build_from(simdjson::padded_string_view json, const std::string& name,
-                  const vocab::TokenizerConfig& cfg, bool with_encoder) {
-  simdjson::dom::parser parser;
-  const vocab::TokenizerSpec spec = vocab::parse_tokenizer_json(parser, json, name);
+Loaded build_from(std::string_view json, const std::string& name, const vocab::TokenizerConfig& cfg,
+                  bool with_encoder) {
+  std::deque<std::string> arena;
+  const vocab::TokenizerSpec spec = vocab::parse_tokenizer_json(json, name, arena);
   Loaded l;
   l.vocab = VocabularyBuilder::build(spec, cfg.roles, name);
   if (with_encoder) l.impl = TokenizerImpl::build(spec, l.vocab, name);
@@ -73,13 +70,27 @@ fs::path tokenizer_json_path(const fs::path& dir) {
   return p;
 }
 
+bool is_gguf(const fs::path& p) {
+  if (!fs::is_regular_file(p)) return false;
+  std::ifstream f(p, std::ios::binary);
+  char magic[4] = {};
+  f.read(magic, 4);
+  return f.gcount() == 4 && std::string_view(magic, 4) == "GGUF";
+}
+
 }  // namespace
 
+Tokenizer Tokenizer::from_path(const fs::path& path) {
+  if (is_gguf(path)) return from_gguf(GgufFile::open(path));
+  return from_dir(path);
+}
+
 std::shared_ptr<const Vocabulary> load_vocabulary(const fs::path& dir) {
+  if (is_gguf(dir)) return Tokenizer::from_gguf(GgufFile::open(dir)).shared_vocab();
   const fs::path p = tokenizer_json_path(dir);
   const vocab::TokenizerConfig cfg = read_configs(p.parent_path());
-  const simdjson::padded_string json = load_padded(p);
-  return build_from(json, p.string(), cfg, false).vocab;
+  const auto file = map_file(p);
+  return build_from(file->view(), p.string(), cfg, false).vocab;
 }
 
 Tokenizer::Tokenizer() = default;
@@ -92,8 +103,8 @@ Tokenizer::~Tokenizer() = default;
 Tokenizer Tokenizer::from_dir(const fs::path& dir) {
   const fs::path p = tokenizer_json_path(dir);
   const vocab::TokenizerConfig cfg = read_configs(p.parent_path());
-  const simdjson::padded_string json = load_padded(p);
-  Loaded l = build_from(json, p.string(), cfg, true);
+  const auto file = map_file(p);
+  Loaded l = build_from(file->view(), p.string(), cfg, true);
   Tokenizer t;
   t.vocab_ = std::move(l.vocab);
   t.impl_ = std::move(l.impl);
@@ -106,8 +117,7 @@ Tokenizer Tokenizer::from_dir(const fs::path& dir) {
 Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view config_json) {
   vocab::TokenizerConfig cfg;
   if (!config_json.empty()) vocab::read_tokenizer_config(config_json, "tokenizer_config.json", cfg);
-  const simdjson::padded_string json(tokenizer_json);
-  Loaded l = build_from(json, "tokenizer.json", cfg, true);
+  Loaded l = build_from(tokenizer_json, "tokenizer.json", cfg, true);
   Tokenizer t;
   t.vocab_ = std::move(l.vocab);
   t.impl_ = std::move(l.impl);
@@ -126,6 +136,7 @@ std::vector<uint32_t> Tokenizer::encode(std::string_view text, const EncodeOptio
 
 void Tokenizer::encode_into(std::string_view text, std::vector<uint32_t>& out,
                             const EncodeOptions& opt) const {
+  if (!impl_) throw Error(ErrorCode::kUnsupported, "tokenizer", unsupported_);
   impl_->encode(text, out, opt);
 }
 

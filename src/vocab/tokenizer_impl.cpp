@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <span>
+#include <thread>
 
 #include "nextok/error.hpp"
 #include "vocab/bpe.hpp"
@@ -43,40 +44,54 @@ std::shared_ptr<const TokenizerImpl> TokenizerImpl::build(const vocab::Tokenizer
     if (auto id = VocabularyBuilder::find_model(v, *spec.unk_token)) t->unk_id_ = *id;
   }
 
-  // Merges: resolve (left, right, left+right) spellings to ids in blocks.
-  t->merges_.reserve(spec.merges.size());
-  constexpr size_t kBlock = 256;
-  std::vector<std::string_view> texts(3 * kBlock);
-  std::vector<uint32_t> ids(3 * kBlock);
-  std::string joined;
-  for (size_t base = 0; base < spec.merges.size(); base += kBlock) {
-    const size_t n = std::min(kBlock, spec.merges.size() - base);
-    joined.clear();
-    size_t total = 0;
-    for (size_t k = 0; k < n; ++k) {
-      total += spec.merges[base + k].first.size() + spec.merges[base + k].second.size();
+  // Merges: resolve (left, right, left+right) spellings to ids, half on a
+  // second thread, then insert in rank order.
+  const size_t n_merges = spec.merges.size();
+  std::vector<uint32_t> merge_ids(3 * n_merges);
+  auto resolve = [&](size_t from, size_t to) {
+    constexpr size_t kBlock = 256;
+    std::string_view texts[3 * kBlock];
+    std::string joined;
+    for (size_t base = from; base < to; base += kBlock) {
+      const size_t n = std::min(kBlock, to - base);
+      joined.clear();
+      size_t total = 0;
+      for (size_t k = 0; k < n; ++k) {
+        total += spec.merges[base + k].first.size() + spec.merges[base + k].second.size();
+      }
+      joined.reserve(total);
+      for (size_t k = 0; k < n; ++k) {
+        const auto& [a, b] = spec.merges[base + k];
+        texts[3 * k] = a;
+        texts[3 * k + 1] = b;
+        const size_t at = joined.size();
+        joined.append(a).append(b);
+        texts[3 * k + 2] = std::string_view(joined).substr(at, a.size() + b.size());
+      }
+      VocabularyBuilder::find_model_batch(v, std::span(texts, 3 * n),
+                                          std::span(merge_ids).subspan(3 * base, 3 * n));
     }
-    joined.reserve(total);
-    for (size_t k = 0; k < n; ++k) {
-      const auto& [a, b] = spec.merges[base + k];
-      texts[3 * k] = a;
-      texts[3 * k + 1] = b;
-      const size_t at = joined.size();
-      joined.append(a).append(b);
-      texts[3 * k + 2] = std::string_view(joined).substr(at, a.size() + b.size());
-    }
-    VocabularyBuilder::find_model_batch(v, std::span(texts).first(3 * n),
-                                        std::span(ids).first(3 * n));
-    for (size_t k = 0; k < 3 * n; ++k) {
-      if (ids[k] != kNoId) continue;
+  };
+  const size_t half = n_merges / 2;
+  {
+    std::thread second([&] { resolve(half, n_merges); });
+    resolve(0, half);
+    second.join();
+  }
+  t->merges_.reserve(n_merges);
+  for (size_t r = 0; r < n_merges; ++r) {
+    const uint32_t* m = &merge_ids[3 * r];
+    for (int k = 0; k < 3; ++k) {
+      if (m[k] != kNoId) continue;
+      const auto& [a, b] = spec.merges[r];
+      const std::string text = k == 0   ? std::string(a)
+                               : k == 1 ? std::string(b)
+                                        : std::string(a) + std::string(b);
       throw Error(ErrorCode::kMalformedFile, "tokenizer",
-                  name + ": merge " + std::to_string(base + k / 3) + " uses \"" +
-                      std::string(texts[k]) + "\", which is not in model.vocab");
+                  name + ": merge " + std::to_string(r) + " uses \"" + text +
+                      "\", which is not in model.vocab");
     }
-    for (size_t k = 0; k < n; ++k) {
-      t->merges_.insert(ids[3 * k], ids[3 * k + 1], static_cast<uint32_t>(base + k),
-                        ids[3 * k + 2]);
-    }
+    t->merges_.insert(m[0], m[1], static_cast<uint32_t>(r), m[2]);
   }
 
   if (spec.spelling == Spelling::kByteLevel) {

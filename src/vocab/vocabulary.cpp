@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "nextok/error.hpp"
 #include "vocab/builder.hpp"
@@ -117,6 +118,37 @@ std::shared_ptr<Vocabulary> VocabularyBuilder::build(const vocab::TokenizerSpec&
 
   auto v = std::make_shared<Vocabulary>();
   v->kinds_ = std::move(kinds);
+
+  // The spelling index and the two arenas are independent: build the index
+  // on a second thread (table building is bound by cache misses).
+  std::string index_error;
+  std::thread index_thread([&] {
+    const size_t n_model = spec.vocab.size();
+    std::vector<uint64_t> hashes(n_model);
+    for (size_t k = 0; k < n_model; ++k) hashes[k] = vocab::hash_bytes(spec.vocab[k].first);
+    v->find_index_.assign(vocab::table_capacity(n_model), kEmptySlot);
+    const size_t mask = v->find_index_.size() - 1;
+    constexpr size_t kAhead = 16;
+    for (size_t k = 0; k < n_model; ++k) {
+      if (k + kAhead < n_model) __builtin_prefetch(&v->find_index_[hashes[k + kAhead] & mask], 1);
+      const auto& [text, id] = spec.vocab[k];
+      if (spelling[id] != text) continue;  // overridden by a different added token
+      const uint64_t tag = hashes[k] >> 32;
+      for (size_t i = hashes[k] & mask;; i = (i + 1) & mask) {
+        const uint64_t cur = v->find_index_[i];
+        if (cur == kEmptySlot) {
+          v->find_index_[i] = (tag << 32) | id;
+          break;
+        }
+        if ((cur >> 32) == tag && spelling[static_cast<uint32_t>(cur)] == text) {
+          index_error = "token \"" + std::string(text) + "\" appears twice in model.vocab (ids " +
+                        std::to_string(static_cast<uint32_t>(cur)) + " and " + std::to_string(id) +
+                        ")";
+          return;
+        }
+      }
+    }
+  });
   v->offsets_.resize(size + 1);
   v->text_offsets_.resize(size + 1);
   size_t text_bytes = 0;
@@ -132,34 +164,8 @@ std::shared_ptr<Vocabulary> VocabularyBuilder::build(const vocab::TokenizerSpec&
   }
   v->offsets_[size] = static_cast<uint32_t>(v->arena_.size());
   v->text_offsets_[size] = static_cast<uint32_t>(v->text_arena_.size());
-
-  // Spelling → id over the model vocabulary (open addressing, linear probe).
-  // Hashes first, then inserts with the next slots prefetched.
-  const size_t n_model = spec.vocab.size();
-  std::vector<uint64_t> hashes(n_model);
-  for (size_t k = 0; k < n_model; ++k) hashes[k] = vocab::hash_bytes(spec.vocab[k].first);
-  v->find_index_.assign(vocab::table_capacity(n_model), kEmptySlot);
-  const size_t mask = v->find_index_.size() - 1;
-  constexpr size_t kAhead = 16;
-  for (size_t k = 0; k < n_model; ++k) {
-    if (k + kAhead < n_model) __builtin_prefetch(&v->find_index_[hashes[k + kAhead] & mask], 1);
-    const auto& [text, id] = spec.vocab[k];
-    if (v->kinds_[id] == TokenKind::kAdded || v->kinds_[id] == TokenKind::kSpecial) {
-      if (v->text(id) != text) continue;  // overridden by a different added token
-    }
-    const uint64_t tag = hashes[k] >> 32;
-    for (size_t i = hashes[k] & mask;; i = (i + 1) & mask) {
-      const uint64_t cur = v->find_index_[i];
-      if (cur == kEmptySlot) {
-        v->find_index_[i] = (tag << 32) | id;
-        break;
-      }
-      if ((cur >> 32) == tag && v->text(static_cast<uint32_t>(cur)) == text) {
-        fail("token \"" + std::string(text) + "\" appears twice in model.vocab (ids " +
-             std::to_string(static_cast<uint32_t>(cur)) + " and " + std::to_string(id) + ")");
-      }
-    }
-  }
+  index_thread.join();
+  if (!index_error.empty()) fail(index_error);
   for (const auto& a : spec.added) v->added_index_.emplace_back(a.content, a.id);
   std::sort(v->added_index_.begin(), v->added_index_.end());
 
