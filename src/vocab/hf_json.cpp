@@ -55,7 +55,7 @@ class Parse {
 };
 
 void Parse::vocab(JsonScanner& sc, std::deque<std::string>& arena, TokenizerSpec& spec) const {
-  if (sc.peek() != '{')
+  if (sc.peek() != '{' && !sc.at_end())
     unsupported("model.vocab is not an object of token → id (not a BPE vocabulary)");
   sc.expect('{');
   spec.vocab.reserve(1 << 16);
