@@ -1,15 +1,19 @@
-// `nextok chat-format`: formats a conversation with a tokenizer_config.json's
-// chat template and writes the prompt to stdout, byte for byte.
+// `nextok chat-format`: formats a conversation with the chat template of a
+// tokenizer_config.json, tokenizer directory or GGUF file, and writes the
+// prompt to stdout, byte for byte.
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "commands.hpp"
 #include "nextok/chat.hpp"
 #include "nextok/error.hpp"
+#include "nextok/tokenizer.hpp"
+#include "vocab/config_json.hpp"
 
 namespace nextok::tools {
 namespace {
@@ -18,6 +22,7 @@ using nlohmann::json;
 
 struct ChatArgs {
   std::string tokenizer_config;
+  std::string tokenizer;
   std::string messages_file;
   std::string messages_json;
   bool no_generation_prompt = false;
@@ -40,49 +45,27 @@ json parse_json(const std::string& text, const std::string& what) {
   }
 }
 
-// A special token in tokenizer_config.json: a string, null, or an
-// AddedToken object {"content": …}.
-std::string special_token(const json& cfg, const char* key) {
-  const auto it = cfg.find(key);
-  if (it == cfg.end() || it->is_null()) return "";
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) {
-    return (*it)["content"].get<std::string>();
-  }
-  throw Error(ErrorCode::kMalformedFile, key, std::string(key) + ": not a string or token object");
-}
-
-// The one place that reads a tokenizer_config.json for chat; to be replaced
-// by the Tokenizer loader.
-ChatTemplate load_chat_template(const std::string& path) {
-  const json cfg = parse_json(read_file(path), path);
-  if (!cfg.is_object()) throw Error(ErrorCode::kMalformedFile, "path", path + ": not an object");
-  const auto it = cfg.find("chat_template");
-  std::string source;
-  if (it == cfg.end() || it->is_null()) {
-    throw Error(ErrorCode::kUnsupported, "chat_template", path + ": no chat template");
-  } else if (it->is_string()) {
-    source = it->get<std::string>();
-  } else if (it->is_array()) {
-    // Named templates, as transformers writes them: use "default".
-    bool found = false;
-    for (const json& t : *it) {
-      if (t.is_object() && t.value("name", "") == "default" && t.contains("template") &&
-          t["template"].is_string()) {
-        source = t["template"].get<std::string>();
-        found = true;
-      }
-    }
-    if (!found) {
-      throw Error(ErrorCode::kUnsupported, "chat_template",
-                  path + ": no \"default\" chat template");
-    }
+// The chat template with its bos/eos spellings, through the library's
+// loaders: a tokenizer_config.json, or a tokenizer directory / GGUF file.
+ChatTemplate load_chat_template(const ChatArgs& a) {
+  std::optional<std::string> source;
+  std::string bos, eos, where;
+  if (!a.tokenizer.empty()) {
+    const Tokenizer tok = Tokenizer::from_path(a.tokenizer);
+    source = tok.chat_template();
+    bos = tok.bos_token();
+    eos = tok.eos_token();
+    where = a.tokenizer;
   } else {
-    throw Error(ErrorCode::kMalformedFile, "chat_template",
-                path + ": chat_template is neither a string nor a list");
+    vocab::TokenizerConfig cfg;
+    vocab::read_tokenizer_config(read_file(a.tokenizer_config), a.tokenizer_config, cfg);
+    source = cfg.chat_template;
+    bos = cfg.bos_token;
+    eos = cfg.eos_token;
+    where = a.tokenizer_config;
   }
-  return ChatTemplate::detect(source, special_token(cfg, "bos_token"),
-                              special_token(cfg, "eos_token"));
+  if (!source) throw Error(ErrorCode::kUnsupported, "chat_template", where + ": no chat template");
+  return ChatTemplate::detect(*source, bos, eos);
 }
 
 std::string field(const json& m, const char* key, std::size_t i) {
@@ -129,9 +112,11 @@ std::function<int()> add_chat(CLI::App& app) {
   auto a = std::make_shared<ChatArgs>();
   CLI::App* sub = app.add_subcommand(
       "chat-format", "Format a conversation with a tokenizer_config.json chat template");
-  sub->add_option("--tokenizer-config", a->tokenizer_config, "tokenizer_config.json")
-      ->required()
-      ->check(CLI::ExistingFile);
+  auto* cfg = sub->add_option("--tokenizer-config", a->tokenizer_config, "tokenizer_config.json")
+                  ->check(CLI::ExistingFile);
+  auto* tok = sub->add_option("--tokenizer", a->tokenizer,
+                              "Tokenizer directory or .gguf file (instead of --tokenizer-config)");
+  cfg->excludes(tok);
   auto* file = sub->add_option("--messages", a->messages_file,
                                "JSON file: array of {role, content, reasoning_content?}");
   auto* text = sub->add_option("--messages-json", a->messages_json, "The same array, inline");
@@ -140,13 +125,17 @@ std::function<int()> add_chat(CLI::App& app) {
                 "Do not open an assistant turn at the end");
   sub->add_option("--enable-thinking", a->enable_thinking, "Qwen3: true or false")
       ->check(CLI::IsMember({"true", "false"}));
-  return [a, sub, file, text]() {
+  return [a, sub, file, text, cfg, tok]() {
     if (!sub->parsed()) return -1;
+    if (cfg->count() == 0 && tok->count() == 0) {
+      throw Error(ErrorCode::kInvalidArgument, "tokenizer",
+                  "give --tokenizer-config FILE or --tokenizer DIR|GGUF");
+    }
     if (file->count() == 0 && text->count() == 0) {
       throw Error(ErrorCode::kInvalidArgument, "messages",
                   "give --messages FILE or --messages-json TEXT");
     }
-    const ChatTemplate tmpl = load_chat_template(a->tokenizer_config);
+    const ChatTemplate tmpl = load_chat_template(*a);
     const auto messages =
         parse_messages(file->count() ? read_file(a->messages_file) : a->messages_json);
     ChatOptions opt;
