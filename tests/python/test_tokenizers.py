@@ -504,11 +504,36 @@ def _scalars():
     return [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 
 
-def _cp_text(c):
+# Each context tells some of the regexes' classes apart (L, N, \s, other for
+# all three; for gpt-oss also Lu/Lt vs Ll vs Lm/Lo vs M):
+#   " cx"   L / N / \s / other / mark (Qwen3, Llama: marks are "other")
+#   "'cAa"  case-insensitive contractions ('ſ); gpt-oss Ll vs Lm/Lo/Lu
+#   "acA"   gpt-oss Lu/Lt vs Ll/Lm/Lo
+#   "..c"   gpt-oss M (not \p{L}) vs Lm/Lo
+# Qwen3 also normalizes NFC: c next to marks of combining class 1, 240, 230
+# (reordering, composition and decomposition with Unicode data versions).
+CONTEXTS = {
+    "space-x": lambda ch: f" {ch}x",
+    "apostrophe": lambda ch: f"'{ch}Aa",
+    "case": lambda ch: f"a{ch}A",
+    "marks": lambda ch: f"..{ch}",
+}
+NFC_CONTEXTS = {
+    "nfc": lambda ch: f"{ch}\u0334\u0345{ch}\u0301",
+}
+
+
+def _contexts(name, c):
+    """Planes 4-13 are unassigned and 15-16 private use in every Unicode
+    version: there one context is enough to see any class difference."""
+    if 0x40000 <= c < 0xE0000 or c >= 0xF0000:
+        return {"space-x": CONTEXTS["space-x"]}
+    return {**CONTEXTS, **(NFC_CONTEXTS if name in NFC else {})}
+
+
+def _cp_text(name, c):
     ch = chr(c)
-    # c after a letter, before a digit, after a space, doubled, before a
-    # letter, after a newline, at the end, and after an apostrophe.
-    return f"a{ch}1 {ch}{ch}x\n{ch}'{ch}"
+    return "".join(f(ch) for f in _contexts(name, c).values())
 
 
 _PACK = 64
@@ -519,26 +544,31 @@ def test_every_code_point_through_pretokenizer(cli, name):
     cps = _scalars()
     assert len(cps) == 0x110000 - 0x800
     groups = [cps[i:i + _PACK] for i in range(0, len(cps), _PACK)]
-    lines = ["".join(_cp_text(c) for c in g) for g in groups]
+    lines = ["".join(_cp_text(name, c) for c in g) for g in groups]
     job = _Encode(cli, name, lines)
     want = _hf_encode(name, lines)
     got = job.result()
     bad = [k for k in range(len(lines)) if want[k] != got[k]]
     if not bad:
         return
-    # Narrow down to single code points.
+    # Narrow down to single code points and single contexts.
     suspects = [c for k in bad for c in groups[k]]
-    singles = [_cp_text(c) for c in suspects]
-    w1, g1 = _hf_encode(name, singles), _cli_encode(cli, name, singles)
-    diff = [(c, t, a, b) for c, t, a, b in zip(suspects, singles, w1, g1) if a != b]
-    report = [f"U+{c:04X} {unicodedata.category(chr(c))} "
-              f"{unicodedata.name(chr(c), '<unnamed>')}" for c, *_ in diff]
-    detail = [_diff(name, t, a, b) for c, t, a, b in diff[:5]]
-    if not diff:  # only in context: show the packed lines
+    singles = [(c, ctx, f(chr(c))) for c in suspects for ctx, f in _contexts(name, c).items()]
+    texts = [t for _, _, t in singles]
+    w1, g1 = _hf_encode(name, texts), _cli_encode(cli, name, texts)
+    by_cp = {}
+    for (c, ctx, t), a, b in zip(singles, w1, g1):
+        if a != b:
+            by_cp.setdefault(c, []).append((ctx, t, a, b))
+    report = [f"U+{c:04X} {unicodedata.category(chr(c))} {unicodedata.name(chr(c), '<unnamed>')}"
+              f" [{', '.join(ctx for ctx, *_ in v)}]" for c, v in by_cp.items()]
+    detail = [_diff(name, t, a, b) for v in list(by_cp.values())[:6] for _, t, a, b in v[:1]]
+    if not by_cp:  # only in context: show the packed lines
         detail = [_diff(name, lines[k], want[k], got[k]) for k in bad[:3]]
-    pytest.fail(f"{len(bad)} packed lines of {len(lines)} differ; {len(diff)} code points differ "
-                f"on their own (categories from Python's Unicode {unicodedata.unidata_version}):\n  "
-                + "\n  ".join(report[:200]) + ("\n  ..." if len(report) > 200 else "")
+    pytest.fail(f"{len(bad)} packed lines of {len(lines)} differ; {len(by_cp)} code points differ on "
+                f"their own (categories from Python's Unicode {unicodedata.unidata_version}; "
+                f"[contexts that differ]):\n  "
+                + "\n  ".join(report[:300]) + ("\n  ..." if len(report) > 300 else "")
                 + "\n" + "\n".join(detail), pytrace=False)
 
 
