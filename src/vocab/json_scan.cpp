@@ -1,5 +1,7 @@
 #include "vocab/json_scan.hpp"
 
+#include <simdjson.h>
+
 #include <cstring>
 
 #include "nextok/error.hpp"
@@ -9,6 +11,13 @@ namespace nextok::vocab {
 
 namespace {
 constexpr int kMaxDepth = 256;
+}
+
+JsonScanner::JsonScanner(std::string_view in, std::string_view name) : in_(in), name_(name) {
+  if (!simdjson::validate_utf8(in.data(), in.size())) {
+    pos_ = utf8_first_invalid(in);
+    fail("invalid UTF-8");
+  }
 }
 
 void JsonScanner::fail(const std::string& what) const {
@@ -46,8 +55,8 @@ std::string_view JsonScanner::string(std::deque<std::string>& arena) {
   skip_ws();
   if (pos_ >= in_.size() || in_[pos_] != '"') fail("expected a string");
   const size_t start = ++pos_;
-  // Fast path: no escapes. Eight bytes at a time while they are plain ASCII
-  // (no quote, backslash, control or high byte); UTF-8 is validated inline.
+  // Fast path: no escapes. Eight bytes at a time while none is a quote,
+  // backslash or control byte (UTF-8 was validated for the whole input).
   const char* d = in_.data();
   const size_t n = in_.size();
   while (pos_ < n) {
@@ -56,9 +65,11 @@ std::string_view JsonScanner::string(std::deque<std::string>& arena) {
       std::memcpy(&w, d + pos_, 8);
       constexpr uint64_t k01 = 0x0101010101010101ULL, k80 = 0x8080808080808080ULL;
       const uint64_t quote = w ^ (k01 * '"'), slash = w ^ (k01 * '\\');
-      const uint64_t special =
-          ((quote - k01) & ~quote) | ((slash - k01) & ~slash) | (w - k01 * 0x20) | w;
-      if (special & k80) break;
+      // High bit of a byte set where it is '"', '\\' or below 0x20 (or a
+      // false positive next to one: harmless, the byte loop decides).
+      const uint64_t special = (((quote - k01) & ~quote) | ((slash - k01) & ~slash) |
+                                ((w - k01 * 0x20) & ~w)) & k80;
+      if (special) break;
       pos_ += 8;
     }
     if (pos_ >= n) break;
@@ -70,13 +81,7 @@ std::string_view JsonScanner::string(std::deque<std::string>& arena) {
     }
     if (c == '\\') break;
     if (c < 0x20) fail("control character in a string");
-    if (c < 0x80) {
-      ++pos_;
-      continue;
-    }
-    const size_t len = utf8_sequence_length(in_, pos_);
-    if (len == 0) fail("invalid UTF-8 in a string");
-    pos_ += len;
+    ++pos_;
   }
   if (pos_ >= in_.size()) fail("unterminated string");
   std::string& out = arena.emplace_back(in_.substr(start, pos_ - start));
@@ -154,7 +159,6 @@ std::string_view JsonScanner::string(std::deque<std::string>& arena) {
         fail("unknown escape");
     }
   }
-  if (utf8_first_invalid(out) != std::string_view::npos) fail("invalid UTF-8 in a string");
   return out;
 }
 

@@ -15,8 +15,9 @@ namespace nextok::vocab {
 
 class JsonScanner {
  public:
-  // `name` labels errors; `in` must outlive every view handed out.
-  JsonScanner(std::string_view in, std::string_view name) : in_(in), name_(name) {}
+  // `name` labels errors; `in` must outlive every view handed out. Throws
+  // kMalformedFile when `in` is not valid UTF-8 (checked once, up front).
+  JsonScanner(std::string_view in, std::string_view name);
 
   void skip_ws() noexcept {
     // Pretty-printed files are half indentation: skip runs of spaces 8 at a time.
@@ -49,7 +50,7 @@ class JsonScanner {
     return pos_ < in_.size() ? in_[pos_] : '\0';
   }
   // A string (after whitespace): a view into the input, or into `arena` when
-  // it had escapes. Validates escapes and UTF-8.
+  // it had escapes. Validates escapes.
   std::string_view string(std::deque<std::string>& arena);
   // A non-negative integer that fits in 31 bits.
   uint32_t id();

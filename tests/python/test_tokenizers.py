@@ -504,22 +504,22 @@ def _scalars():
     return [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 
 
-# Each context tells some of the regexes' classes apart (L, N, \s, other for
-# all three; for gpt-oss also Lu/Lt vs Ll vs Lm/Lo vs M):
-#   " cx"   L / N / \s / other / mark (Qwen3, Llama: marks are "other")
-#   "'cAa"  case-insensitive contractions ('ſ); gpt-oss Ll vs Lm/Lo/Lu
-#   "acA"   gpt-oss Lu/Lt vs Ll/Lm/Lo
-#   "..c"   gpt-oss M (not \p{L}) vs Lm/Lo
-# Qwen3 also normalizes NFC: c next to marks of combining class 1, 240, 230
-# (reordering, composition and decomposition with Unicode data versions).
+# Each context tells some of the regexes' classes apart:
+#   " cx"   L / N / \s / other (Qwen3, Llama: marks are "other"); gpt-oss:
+#           letters and marks / N / \s / other
+#   "'cx"   case-insensitive contractions ('ſ)
+# gpt-oss's classes split letters further (Lu/Lt vs Ll vs Lm/Lo vs M):
+#   "'cAa"  Ll vs Lm/Lo/Lu/M (and the contractions), then "acA" (the "a" of
+#           "Aa" before c) Lu/Lt vs Ll/Lm/Lo, "..c" M (not \p{L}) vs Lm/Lo
+# Qwen3 normalizes NFC: "\u0345c\u0334" reorders unless c's combining class
+# is 0 or lies in 1..240 the same way in both (Unicode data versions), and c
+# itself may decompose or compose.
 CONTEXTS = {
-    "space-x": lambda ch: f" {ch}x",
-    "apostrophe": lambda ch: f"'{ch}Aa",
-    "case": lambda ch: f"a{ch}A",
-    "marks": lambda ch: f"..{ch}",
-}
-NFC_CONTEXTS = {
-    "nfc": lambda ch: f"{ch}\u0334\u0345{ch}\u0301",
+    "qwen3": {"space-x": lambda ch: f" {ch}x", "apostrophe": lambda ch: f"'{ch}x",
+              "nfc": lambda ch: f"\u0345{ch}\u0334"},
+    "llama3.1": {"space-x": lambda ch: f" {ch}x", "apostrophe": lambda ch: f"'{ch}x"},
+    "gpt-oss": {"space-x": lambda ch: f" {ch}x", "apostrophe+case": lambda ch: f"'{ch}Aa",
+                "case": lambda ch: f"{ch}A", "marks": lambda ch: f"..{ch}"},
 }
 
 
@@ -527,8 +527,8 @@ def _contexts(name, c):
     """Planes 4-13 are unassigned and 15-16 private use in every Unicode
     version: there one context is enough to see any class difference."""
     if 0x40000 <= c < 0xE0000 or c >= 0xF0000:
-        return {"space-x": CONTEXTS["space-x"]}
-    return {**CONTEXTS, **(NFC_CONTEXTS if name in NFC else {})}
+        return {"space-x": CONTEXTS[name]["space-x"]}
+    return CONTEXTS[name]
 
 
 def _cp_text(name, c):
