@@ -233,7 +233,7 @@ constexpr const char* kGpt2Pattern =
 void Parse::pre_tokenizer(od::object obj, TokenizerSpec& spec) const {
   std::string type;
   PreTokenizerStep step{PreTokenizerStep::Kind::kSplit, {}, false, SplitBehavior::kIsolated, false};
-  bool invert = false, use_regex = true;
+  bool invert = false, use_regex = true, individual_digits = false;
   for (auto [key, v] : obj) {
     if (key == "type") {
       type = std::string(str(v, "pre_tokenizer.type"));
@@ -254,6 +254,8 @@ void Parse::pre_tokenizer(od::object obj, TokenizerSpec& spec) const {
       step.add_prefix_space = boolean(v, "pre_tokenizer.add_prefix_space");
     } else if (key == "use_regex") {
       use_regex = boolean(v, "pre_tokenizer.use_regex");
+    } else if (key == "individual_digits") {
+      individual_digits = boolean(v, "pre_tokenizer.individual_digits");
     }
   }
   if (type == "Sequence") return;
@@ -261,6 +263,11 @@ void Parse::pre_tokenizer(od::object obj, TokenizerSpec& spec) const {
     if (invert) unsupported("Split with invert=true is not supported");
     if (step.regex.empty()) fail("Split pre-tokenizer has no pattern");
     spec.pre_tokenizer.push_back(std::move(step));
+  } else if (type == "Digits") {
+    // HF splits on char::is_numeric, i.e. \p{N}.
+    spec.pre_tokenizer.push_back({PreTokenizerStep::Kind::kSplit,
+                                  individual_digits ? R"(\p{N})" : R"(\p{N}+)", false,
+                                  SplitBehavior::kIsolated, false});
   } else if (type == "ByteLevel") {
     if (use_regex) {
       PreTokenizerStep split{PreTokenizerStep::Kind::kSplit, kGpt2Pattern, false,
@@ -277,7 +284,7 @@ void Parse::pre_tokenizer(od::object obj, TokenizerSpec& spec) const {
     }
   } else {
     unsupported("pre_tokenizer \"" + type +
-                "\" is not supported (supported: Split, ByteLevel, Sequence)");
+                "\" is not supported (supported: Split, ByteLevel, Digits, Sequence)");
   }
 }
 
