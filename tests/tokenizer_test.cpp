@@ -245,3 +245,49 @@ TEST(SharedTokenizers, RoundTripAndEos) {
 }
 
 }  // namespace
+
+namespace {
+
+void write(const std::filesystem::path& p, std::string_view text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+TEST(TokenizerConfigs, EosIsTheUnionOfEveryConfigIntOrArray) {
+  const auto dir = std::filesystem::temp_directory_path() / "nextok-eos-test";
+  std::filesystem::create_directories(dir);
+  write(dir / "tokenizer.json", kTiny);
+  write(dir / "tokenizer_config.json",
+        R"({"eos_token": {"content": "<|end|>", "special": true}, "bos_token": null,
+            "pad_token": "a", "model_max_length": 1000000000000000019884624838656,
+            "chat_template": [{"name": "tool_use", "template": "x"},
+                              {"name": "default", "template": "{{ bos_token }}"}]})");
+  write(dir / "generation_config.json", R"({"eos_token_id": [2, 7], "bos_token_id": 0})");
+  write(dir / "config.json", R"({"eos_token_id": 1, "pad_token_id": null})");
+  const Tokenizer t = Tokenizer::from_dir(dir);
+  const auto eos = t.vocab().eos_ids();
+  EXPECT_EQ(std::vector<uint32_t>(eos.begin(), eos.end()), (std::vector<uint32_t>{1, 2, 7}));
+  EXPECT_EQ(t.vocab().bos_id(), std::optional<uint32_t>(0));
+  EXPECT_EQ(t.vocab().pad_id(), std::optional<uint32_t>(0));
+  EXPECT_EQ(t.eos_token(), "<|end|>");
+  EXPECT_EQ(t.chat_template(), std::optional<std::string>("{{ bos_token }}"));
+
+  write(dir / "config.json", R"({"eos_token_id": 99})");
+  try {
+    (void)Tokenizer::from_dir(dir);
+    FAIL();
+  } catch (const nextok::Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kMalformedFile);
+    EXPECT_NE(std::string(e.what()).find("outside the vocabulary"), std::string::npos);
+  }
+  write(dir / "config.json", R"({"eos_token_id": "x"})");
+  try {
+    (void)Tokenizer::from_dir(dir);
+    FAIL();
+  } catch (const nextok::Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kMalformedFile);
+    EXPECT_EQ(e.param(), "eos_token_id");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
