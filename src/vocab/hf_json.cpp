@@ -42,7 +42,7 @@ class Parse {
   bool is_null(od::element v) const { return v.is_null(); }
 
   void model(JsonScanner& sc, std::deque<std::string>& arena, od::parser& small,
-             TokenizerSpec& spec) const;
+             TokenizerSpec& spec, bool with_merges) const;
   void vocab(JsonScanner& sc, std::deque<std::string>& arena, TokenizerSpec& spec) const;
   void merges(JsonScanner& sc, std::deque<std::string>& arena, TokenizerSpec& spec) const;
   void added_tokens(od::array arr, TokenizerSpec& spec) const;
@@ -97,7 +97,7 @@ void Parse::merges(JsonScanner& sc, std::deque<std::string>& arena, TokenizerSpe
 }
 
 void Parse::model(JsonScanner& sc, std::deque<std::string>& arena, od::parser& small,
-                  TokenizerSpec& spec) const {
+                  TokenizerSpec& spec, bool with_merges) const {
   bool saw_type = false, saw_vocab = false;
   sc.expect('{');
   if (!sc.consume('}')) {
@@ -109,8 +109,13 @@ void Parse::model(JsonScanner& sc, std::deque<std::string>& arena, od::parser& s
         saw_vocab = true;
         continue;
       }
-      if (key == "merges") {
+      if (key == "merges" && with_merges) {
         merges(sc, arena, spec);
+        continue;
+      }
+      if (key == "merges") {
+        if (sc.peek() != '[' && !sc.at_end()) fail("model.merges must be an array");
+        sc.value();
         continue;
       }
       const std::string_view raw = sc.value();
@@ -334,7 +339,7 @@ void Parse::decoder(od::object obj, TokenizerSpec& spec, bool& saw_byte_level,
 }  // namespace
 
 TokenizerSpec parse_tokenizer_json(std::string_view json, std::string_view name,
-                                   std::deque<std::string>& arena) {
+                                   std::deque<std::string>& arena, bool with_merges) {
   Parse p(name);
   TokenizerSpec spec;
   JsonScanner sc(json, name);
@@ -347,7 +352,7 @@ TokenizerSpec parse_tokenizer_json(std::string_view json, std::string_view name,
       const std::string_view key = sc.string(arena);
       sc.expect(':');
       if (key == "model") {
-        p.model(sc, arena, small, spec);
+        p.model(sc, arena, small, spec, with_merges);
         saw_model = true;
         continue;
       }

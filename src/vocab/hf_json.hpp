@@ -13,7 +13,9 @@ namespace nextok::vocab {
 
 // The returned views point into `json` or into `arena` (strings that had
 // escapes): keep both alive while the spec is in use. `name` labels errors.
+// With `with_merges` false, model.merges is validated but not kept (the
+// vocabulary alone does not need it).
 TokenizerSpec parse_tokenizer_json(std::string_view json, std::string_view name,
-                                   std::deque<std::string>& arena);
+                                   std::deque<std::string>& arena, bool with_merges = true);
 
 }  // namespace nextok::vocab

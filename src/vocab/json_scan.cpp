@@ -67,8 +67,8 @@ std::string_view JsonScanner::string(std::deque<std::string>& arena) {
       const uint64_t quote = w ^ (k01 * '"'), slash = w ^ (k01 * '\\');
       // High bit of a byte set where it is '"', '\\' or below 0x20 (or a
       // false positive next to one: harmless, the byte loop decides).
-      const uint64_t special = (((quote - k01) & ~quote) | ((slash - k01) & ~slash) |
-                                ((w - k01 * 0x20) & ~w)) & k80;
+      const uint64_t special =
+          (((quote - k01) & ~quote) | ((slash - k01) & ~slash) | ((w - k01 * 0x20) & ~w)) & k80;
       if (special) break;
       pos_ += 8;
     }
@@ -180,8 +180,8 @@ uint32_t JsonScanner::id() {
 }
 
 void JsonScanner::skip_string() {
-  std::deque<std::string> scratch;
-  (void)string(scratch);
+  (void)string(scratch_);
+  if (scratch_.size() > 64) scratch_.clear();
 }
 
 void JsonScanner::skip_number() {

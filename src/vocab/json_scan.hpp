@@ -20,17 +20,20 @@ class JsonScanner {
   JsonScanner(std::string_view in, std::string_view name);
 
   void skip_ws() noexcept {
-    // Pretty-printed files are half indentation: skip runs of spaces 8 at a time.
+    // Pretty-printed files are half indentation: after each newline, skip
+    // runs of spaces 8 at a time.
     constexpr uint64_t kSpaces = 0x2020202020202020ULL;
-    while (pos_ + 8 <= in_.size()) {
-      uint64_t w;
-      std::memcpy(&w, in_.data() + pos_, 8);
-      if (w != kSpaces) break;
-      pos_ += 8;
-    }
-    while (pos_ < in_.size()) {
+    const size_t n = in_.size();
+    for (;;) {
+      while (pos_ + 8 <= n) {
+        uint64_t w;
+        std::memcpy(&w, in_.data() + pos_, 8);
+        if (w != kSpaces) break;
+        pos_ += 8;
+      }
+      if (pos_ >= n) return;
       const char c = in_[pos_];
-      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') break;
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
       ++pos_;
     }
   }
@@ -74,6 +77,7 @@ class JsonScanner {
   std::string_view name_;
   size_t pos_ = 0;
   int depth_ = 0;
+  std::deque<std::string> scratch_;  // unescaped strings that are skipped
 };
 
 }  // namespace nextok::vocab

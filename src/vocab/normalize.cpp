@@ -5,6 +5,8 @@
 #include <cstdlib>
 
 #include "nextok/error.hpp"
+#include "vocab/unicode_compat.hpp"
+#include "vocab/utf8.hpp"
 
 namespace nextok::vocab {
 
@@ -35,6 +37,7 @@ std::string unicode_form(std::string_view s, NormalizerStep::Kind kind) {
     default:
       break;
   }
+  if (s.empty()) return {};
   utf8proc_uint8_t* out = nullptr;
   const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()),
                                           static_cast<utf8proc_ssize_t>(s.size()), &out,
@@ -46,6 +49,24 @@ std::string unicode_form(std::string_view s, NormalizerStep::Kind kind) {
   std::string r(reinterpret_cast<const char*>(out), static_cast<size_t>(n));
   std::free(out);
   return r;
+}
+
+// HF's normal forms treat kMarksWithoutClassInHf as plain starters: split
+// there and normalize the pieces on either side separately.
+std::string unicode_form_as_hf(std::string_view s, NormalizerStep::Kind kind) {
+  std::string out;
+  size_t piece = 0;
+  for (size_t i = 0; i < s.size();) {
+    const size_t at = i;
+    const uint32_t cp = utf8_next(s, i);
+    if (cp < 0x7FD || !in_ranges(kMarksWithoutClassInHf, cp)) continue;
+    out += unicode_form(s.substr(piece, at - piece), kind);
+    out.append(s.substr(at, i - at));
+    piece = i;
+  }
+  if (piece == 0) return unicode_form(s, kind);
+  out += unicode_form(s.substr(piece), kind);
+  return out;
 }
 
 }  // namespace
@@ -62,7 +83,7 @@ std::string_view normalize(const std::vector<NormalizerStep>& steps, std::string
       case NormalizerStep::Kind::kNfkd:
         // ASCII is invariant under every normal form.
         if (is_ascii(cur)) break;
-        tmp = unicode_form(cur, step.kind);
+        tmp = unicode_form_as_hf(cur, step.kind);
         buf.swap(tmp);
         cur = buf;
         break;

@@ -3,7 +3,10 @@
 
 #include <pcre2.h>
 
+#include <cstdio>
+
 #include "nextok/error.hpp"
+#include "vocab/unicode_compat.hpp"
 
 namespace nextok::vocab {
 
@@ -14,6 +17,17 @@ namespace {
 constexpr std::string_view kSpaceSet =
     "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
     "\\x{202F}\\x{205F}\\x{3000}";
+
+// Oniguruma's \p{N} also holds the Unicode 15/16 numbers PCRE2 10.42 lacks.
+std::string extra_numbers() {
+  std::string out;
+  char buf[48];
+  for (const CodeRange& r : kNumbersNewerThanPcre2) {
+    std::snprintf(buf, sizeof buf, "\\x{%X}-\\x{%X}", r.lo, r.hi);
+    out += buf;
+  }
+  return out;
+}
 
 // One match-data block per thread and pattern size class.
 struct MatchData {
@@ -61,6 +75,16 @@ std::string Regex::translate(std::string_view p) {
           out.append("[").append(kSpaceSet).append("]");
         }
         ++i;
+        continue;
+      }
+      if (n == 'p' && p.substr(i, 5) == "\\p{N}") {
+        const std::string extra = extra_numbers();
+        if (in_class) {
+          out.append("\\p{N}").append(extra);
+        } else {
+          out.append("[\\p{N}").append(extra).append("]");
+        }
+        i += 4;
         continue;
       }
       if (n == 'S' && !in_class) {
