@@ -180,9 +180,16 @@ TEST(Utf8, CompletePrefixHoldsBackOnlyUnfinishedCharacters) {
 
 TEST(Utf8, ReplacementFollowsMaximalSubparts) {
   std::string out;
-  nextok::vocab::utf8_append_replacing("a\xF0\x9F\x98" "b\xFF" "c\xED\xA0\x80", out);
+  nextok::vocab::utf8_append_replacing(
+      "a\xF0\x9F\x98"
+      "b\xFF"
+      "c\xED\xA0\x80",
+      out);
   // Python: b'a\xf0\x9f\x98b\xffc\xed\xa0\x80'.decode('utf-8', 'replace')
-  EXPECT_EQ(out, "a\xEF\xBF\xBD" "b\xEF\xBF\xBD" "c\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(out,
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD"
+            "c\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
 TEST(Regex, TranslatesOnigurumaWhitespace) {
@@ -288,6 +295,25 @@ TEST(TokenizerConfigs, EosIsTheUnionOfEveryConfigIntOrArray) {
     EXPECT_EQ(e.param(), "eos_token_id");
   }
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Tokenizer, MergesReadAheadSurvivesADecoyKey) {
+  // The merges are read ahead from the first `"merges": [` in the file; a
+  // decoy before the model must not change the result.
+  std::string decoy = kTiny;
+  decoy.insert(decoy.find("\"normalizer\""), R"("post_processor": {"merges": ["b a", 1]}, )");
+  const Tokenizer a = Tokenizer::from_json(kTiny);
+  const Tokenizer b = Tokenizer::from_json(decoy);
+  EXPECT_EQ(a.encode("abc ab a"), b.encode("abc ab a"));
+  EXPECT_EQ(b.encode("abc ab a"), (std::vector<uint32_t>{4, 5, 3, 6}));
+  // A decoy that is itself malformed is not the model's problem either.
+  std::string bad = kTiny;
+  bad.insert(bad.find("\"normalizer\""), R"("post_processor": {"merges": [1, 2 ,]}, )");
+  EXPECT_EQ(error_of(bad).code(), ErrorCode::kMalformedFile);
 }
 
 }  // namespace

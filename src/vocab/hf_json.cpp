@@ -2,6 +2,8 @@
 
 #include <deque>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "nextok/error.hpp"
 #include "vocab/json_scan.hpp"
@@ -10,6 +12,22 @@ namespace nextok::vocab {
 namespace {
 
 namespace od = simdjson::dom;
+
+// model.merges read ahead on a second thread. Where the array starts is a
+// guess (the first `"merges": [` in the file); the main scan adopts the
+// result only if it reaches the key at exactly that offset, so a wrong guess
+// costs time, never correctness.
+struct MergesAhead {
+  size_t key_at = std::string_view::npos;
+  std::vector<std::pair<std::string_view, std::string_view>> merges;
+  size_t end = 0;
+  bool ok = false;
+  std::jthread worker;
+  bool take() {
+    if (worker.joinable()) worker.join();
+    return ok;
+  }
+};
 
 class Parse {
  public:
@@ -42,7 +60,7 @@ class Parse {
   bool is_null(od::element v) const { return v.is_null(); }
 
   void model(JsonScanner& sc, std::deque<std::string>& arena, od::parser& small,
-             TokenizerSpec& spec, bool with_merges) const;
+             TokenizerSpec& spec, bool with_merges, MergesAhead* ahead) const;
   void vocab(JsonScanner& sc, std::deque<std::string>& arena, TokenizerSpec& spec) const;
   void merges(JsonScanner& sc, std::deque<std::string>& arena, TokenizerSpec& spec) const;
   void added_tokens(od::array arr, TokenizerSpec& spec) const;
@@ -97,13 +115,21 @@ void Parse::merges(JsonScanner& sc, std::deque<std::string>& arena, TokenizerSpe
 }
 
 void Parse::model(JsonScanner& sc, std::deque<std::string>& arena, od::parser& small,
-                  TokenizerSpec& spec, bool with_merges) const {
+                  TokenizerSpec& spec, bool with_merges, MergesAhead* ahead) const {
   bool saw_type = false, saw_vocab = false;
   sc.expect('{');
   if (!sc.consume('}')) {
     do {
+      sc.skip_ws();
+      const size_t key_at = sc.offset();
       const std::string_view key = sc.string(arena);
       sc.expect(':');
+      if (key == "merges" && ahead != nullptr && ahead->key_at == key_at && ahead->take()) {
+        // The second thread read exactly this array: adopt its result.
+        spec.merges = std::move(ahead->merges);
+        sc.seek(ahead->end);
+        continue;
+      }
       if (key == "vocab") {
         vocab(sc, arena, spec);
         saw_vocab = true;
@@ -339,10 +365,45 @@ void Parse::decoder(od::object obj, TokenizerSpec& spec, bool& saw_byte_level,
 }  // namespace
 
 TokenizerSpec parse_tokenizer_json(std::string_view json, std::string_view name,
-                                   std::deque<std::string>& arena, bool with_merges) {
+                                   JsonStrings& strings, bool with_merges) {
   Parse p(name);
   TokenizerSpec spec;
-  JsonScanner sc(json, name);
+  std::deque<std::string>& arena = strings.main;
+  JsonScanner sc(json, name);  // validates UTF-8 before the worker starts
+  MergesAhead ahead;
+  for (size_t at = json.find("\"merges\""); at != std::string_view::npos;
+       at = json.find("\"merges\"", at + 1)) {
+    size_t q = at + 8;
+    auto ws = [&] {
+      while (q < json.size() &&
+             (json[q] == ' ' || json[q] == '\n' || json[q] == '\r' || json[q] == '\t')) {
+        ++q;
+      }
+    };
+    ws();
+    if (q >= json.size() || json[q] != ':') continue;
+    ++q;
+    ws();
+    if (q >= json.size() || json[q] != '[') continue;
+    ahead.key_at = at;
+    ahead.worker = std::jthread([&ahead, &p, &strings, json, name, q, with_merges] {
+      try {
+        JsonScanner sc2(json, name, q);
+        if (with_merges) {
+          TokenizerSpec tmp;
+          p.merges(sc2, strings.merges, tmp);
+          ahead.merges = std::move(tmp.merges);
+        } else {
+          sc2.value();
+        }
+        ahead.end = sc2.offset();
+        ahead.ok = true;
+      } catch (const Error&) {
+        // The main scan reads the array itself and reports the error.
+      }
+    });
+    break;
+  }
   od::parser small;  // for the small members, one at a time
   bool saw_model = false, saw_byte_level = false, saw_fuse = false;
   if (sc.peek() != '{') sc.fail("the top level is not a JSON object");
@@ -352,7 +413,7 @@ TokenizerSpec parse_tokenizer_json(std::string_view json, std::string_view name,
       const std::string_view key = sc.string(arena);
       sc.expect(':');
       if (key == "model") {
-        p.model(sc, arena, small, spec, with_merges);
+        p.model(sc, arena, small, spec, with_merges, &ahead);
         saw_model = true;
         continue;
       }

@@ -18,6 +18,10 @@ class JsonScanner {
   // `name` labels errors; `in` must outlive every view handed out. Throws
   // kMalformedFile when `in` is not valid UTF-8 (checked once, up front).
   JsonScanner(std::string_view in, std::string_view name);
+  // Starts at `start` in input already validated by another scanner.
+  JsonScanner(std::string_view in, std::string_view name, size_t start)
+      : in_(in), name_(name), pos_(start) {}
+  void seek(size_t pos) noexcept { pos_ = pos; }
 
   void skip_ws() noexcept {
     // Pretty-printed files are half indentation: after each newline, skip

@@ -40,8 +40,8 @@ struct Loaded {
 
 Loaded build_from(std::string_view json, const std::string& name, const vocab::TokenizerConfig& cfg,
                   bool with_encoder) {
-  std::deque<std::string> arena;
-  const vocab::TokenizerSpec spec = vocab::parse_tokenizer_json(json, name, arena, with_encoder);
+  vocab::JsonStrings strings;
+  const vocab::TokenizerSpec spec = vocab::parse_tokenizer_json(json, name, strings, with_encoder);
   Loaded l;
   l.vocab = VocabularyBuilder::build(spec, cfg.roles, name);
   if (with_encoder) l.impl = TokenizerImpl::build(spec, l.vocab, name);
