@@ -28,6 +28,9 @@ struct DecodeOptions {
 
 class TokenizerImpl;
 class GgufFile;
+namespace vocab {
+struct TokenizerConfig;
+}
 
 // The vocabulary alone (no encoder tables): for engines that tokenize
 // elsewhere and need only id → bytes, specials and EOS. `dir` is a
@@ -76,6 +79,8 @@ class Tokenizer {
 
  private:
   Tokenizer();
+  static Tokenizer from_loaded(std::string_view json, const std::string& name,
+                               const vocab::TokenizerConfig& cfg);
   friend class TokenizerImpl;
   std::shared_ptr<const Vocabulary> vocab_;
   std::shared_ptr<const TokenizerImpl> impl_;  // immutable; shared by copies

@@ -286,6 +286,42 @@ std::optional<std::vector<std::string_view>> GgufFile::get_string_array(
   return out;
 }
 
+namespace {
+
+// Widens an array of any integer element type but u64 into `out`; false for
+// other element types.
+template <class Out>
+bool widen_integers(GgufType t, const std::byte* p, uint64_t n, std::vector<Out>& out) {
+  using gguf_detail::widen_all;
+  switch (t) {
+    case GgufType::kU8:
+      widen_all<uint8_t>(p, n, out);
+      return true;
+    case GgufType::kI8:
+      widen_all<int8_t>(p, n, out);
+      return true;
+    case GgufType::kU16:
+      widen_all<uint16_t>(p, n, out);
+      return true;
+    case GgufType::kI16:
+      widen_all<int16_t>(p, n, out);
+      return true;
+    case GgufType::kU32:
+      widen_all<uint32_t>(p, n, out);
+      return true;
+    case GgufType::kI32:
+      widen_all<int32_t>(p, n, out);
+      return true;
+    case GgufType::kI64:
+      widen_all<int64_t>(p, n, out);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 std::optional<std::vector<int64_t>> GgufFile::get_int_array(std::string_view key) const {
   const GgufKv* kv = find(key);
   if (kv == nullptr) return std::nullopt;
@@ -293,37 +329,15 @@ std::optional<std::vector<int64_t>> GgufFile::get_int_array(std::string_view key
     type_error(*this, *kv, "array of integers");
   std::vector<int64_t> out(kv->count);
   const std::byte* p = kv->payload.data();
-  switch (kv->element_type) {
-    case GgufType::kU8:
-      gguf_detail::widen_all<uint8_t>(p, kv->count, out);
-      break;
-    case GgufType::kI8:
-      gguf_detail::widen_all<int8_t>(p, kv->count, out);
-      break;
-    case GgufType::kU16:
-      gguf_detail::widen_all<uint16_t>(p, kv->count, out);
-      break;
-    case GgufType::kI16:
-      gguf_detail::widen_all<int16_t>(p, kv->count, out);
-      break;
-    case GgufType::kU32:
-      gguf_detail::widen_all<uint32_t>(p, kv->count, out);
-      break;
-    case GgufType::kI32:
-      gguf_detail::widen_all<int32_t>(p, kv->count, out);
-      break;
-    case GgufType::kI64:
-      gguf_detail::widen_all<int64_t>(p, kv->count, out);
-      break;
-    default:  // u64
-      for (uint64_t i = 0; i < kv->count; ++i) {
-        const auto v = load<uint64_t>(p + 8 * i);
-        if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-          range_error(*this, *kv,
-                      "u64 element " + std::to_string(i) + " = " + std::to_string(v) +
-                          " does not fit int64");
-        out[i] = static_cast<int64_t>(v);
-      }
+  if (!widen_integers(kv->element_type, p, kv->count, out)) {  // u64: range-checked
+    for (uint64_t i = 0; i < kv->count; ++i) {
+      const auto v = load<uint64_t>(p + 8 * i);
+      if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        range_error(
+            *this, *kv,
+            "u64 element " + std::to_string(i) + " = " + std::to_string(v) + " does not fit int64");
+      out[i] = static_cast<int64_t>(v);
+    }
   }
   return out;
 }
@@ -337,37 +351,14 @@ std::optional<std::vector<float>> GgufFile::get_float_array(std::string_view key
     type_error(*this, *kv, "array of numbers");
   std::vector<float> out(kv->count);
   const std::byte* p = kv->payload.data();
-  switch (kv->element_type) {
-    case GgufType::kF32:
-      if (kv->count != 0) std::memcpy(out.data(), p, kv->count * sizeof(float));
-      break;
-    case GgufType::kF64:
-      gguf_detail::widen_all<double>(p, kv->count, out);
-      break;
-    case GgufType::kU8:
-      gguf_detail::widen_all<uint8_t>(p, kv->count, out);
-      break;
-    case GgufType::kI8:
-      gguf_detail::widen_all<int8_t>(p, kv->count, out);
-      break;
-    case GgufType::kU16:
-      gguf_detail::widen_all<uint16_t>(p, kv->count, out);
-      break;
-    case GgufType::kI16:
-      gguf_detail::widen_all<int16_t>(p, kv->count, out);
-      break;
-    case GgufType::kU32:
-      gguf_detail::widen_all<uint32_t>(p, kv->count, out);
-      break;
-    case GgufType::kI32:
-      gguf_detail::widen_all<int32_t>(p, kv->count, out);
-      break;
-    case GgufType::kU64:
-      gguf_detail::widen_all<uint64_t>(p, kv->count, out);
-      break;
-    default:
-      gguf_detail::widen_all<int64_t>(p, kv->count, out);
-      break;
+  if (kv->element_type == GgufType::kF32) {
+    if (kv->count != 0) std::memcpy(out.data(), p, kv->count * sizeof(float));
+  } else if (kv->element_type == GgufType::kF64) {
+    gguf_detail::widen_all<double>(p, kv->count, out);
+  } else if (kv->element_type == GgufType::kU64) {
+    gguf_detail::widen_all<uint64_t>(p, kv->count, out);
+  } else {
+    widen_integers(kv->element_type, p, kv->count, out);
   }
   return out;
 }

@@ -100,11 +100,9 @@ Tokenizer::Tokenizer(const Tokenizer&) = default;
 Tokenizer& Tokenizer::operator=(const Tokenizer&) = default;
 Tokenizer::~Tokenizer() = default;
 
-Tokenizer Tokenizer::from_dir(const fs::path& dir) {
-  const fs::path p = tokenizer_json_path(dir);
-  const vocab::TokenizerConfig cfg = read_configs(p.parent_path());
-  const auto file = map_file(p);
-  Loaded l = build_from(file->view(), p.string(), cfg, true);
+Tokenizer Tokenizer::from_loaded(std::string_view json, const std::string& name,
+                                 const vocab::TokenizerConfig& cfg) {
+  Loaded l = build_from(json, name, cfg, true);
   Tokenizer t;
   t.vocab_ = std::move(l.vocab);
   t.impl_ = std::move(l.impl);
@@ -114,17 +112,16 @@ Tokenizer Tokenizer::from_dir(const fs::path& dir) {
   return t;
 }
 
+Tokenizer Tokenizer::from_dir(const fs::path& dir) {
+  const fs::path p = tokenizer_json_path(dir);
+  const auto file = map_file(p);
+  return from_loaded(file->view(), p.string(), read_configs(p.parent_path()));
+}
+
 Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view config_json) {
   vocab::TokenizerConfig cfg;
   if (!config_json.empty()) vocab::read_tokenizer_config(config_json, "tokenizer_config.json", cfg);
-  Loaded l = build_from(tokenizer_json, "tokenizer.json", cfg, true);
-  Tokenizer t;
-  t.vocab_ = std::move(l.vocab);
-  t.impl_ = std::move(l.impl);
-  t.chat_template_ = cfg.chat_template;
-  t.bos_token_ = cfg.bos_token;
-  t.eos_token_ = cfg.eos_token;
-  return t;
+  return from_loaded(tokenizer_json, "tokenizer.json", cfg);
 }
 
 std::vector<uint32_t> Tokenizer::encode(std::string_view text, const EncodeOptions& opt) const {
