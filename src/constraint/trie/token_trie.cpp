@@ -1,0 +1,73 @@
+#include "constraint/trie/token_trie.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "nextok/error.hpp"
+
+namespace nextok::constraint {
+
+TokenTrie::TokenTrie(const Vocabulary& vocab) : vocab_size_(vocab.size()) {
+  // Sort the ids by their bytes: the depth-first order of the trie is then
+  // one pass with a stack of open nodes.
+  // Sort keys carry the first 8 bytes big-endian, so most comparisons never
+  // touch the token bytes (table building is bound by cache misses).
+  struct Key {
+    uint64_t prefix;
+    uint32_t id;
+  };
+  std::vector<Key> keys;
+  keys.reserve(vocab.size());
+  for (uint32_t id = 0; id < vocab.size(); ++id) {
+    const std::string_view b = vocab.bytes(id);
+    if (vocab.is_special(id) || b.empty()) continue;
+    uint64_t prefix = 0;
+    for (size_t k = 0; k < 8; ++k) {
+      prefix = (prefix << 8) | (k < b.size() ? static_cast<uint8_t>(b[k]) : 0u);
+    }
+    keys.push_back({prefix, id});
+  }
+  std::sort(keys.begin(), keys.end(), [&](const Key& x, const Key& y) {
+    if (x.prefix != y.prefix) return x.prefix < y.prefix;
+    const auto bx = vocab.bytes(x.id), by = vocab.bytes(y.id);
+    return bx != by ? bx < by : x.id < y.id;
+  });
+  std::vector<uint32_t> ids(keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) ids[k] = keys[k].id;
+  for (uint32_t id : ids) max_depth_ = std::max(max_depth_, vocab.bytes(id).size());
+  if (max_depth_ > 255) {
+    throw Error(ErrorCode::kUnsupported, "vocab",
+                "a token of " + std::to_string(max_depth_) +
+                    " bytes is longer than the token trie's 255-byte limit");
+  }
+  nodes_.push_back({0, 0, 0, 0, 0});
+  tokens_.reserve(ids.size());
+  std::vector<uint32_t> open = {0};  // node index per depth on the current path
+  std::string_view path;             // bytes of the current path
+  for (uint32_t id : ids) {
+    const std::string_view b = vocab.bytes(id);
+    // Close the nodes that are not a prefix of b.
+    size_t common = 0;
+    while (common < path.size() && common < b.size() && path[common] == b[common]) ++common;
+    while (open.size() > common + 1) {
+      nodes_[open.back()].end = static_cast<uint32_t>(nodes_.size());
+      open.pop_back();
+    }
+    for (size_t d = common; d < b.size(); ++d) {
+      open.push_back(static_cast<uint32_t>(nodes_.size()));
+      nodes_.push_back({0, static_cast<uint32_t>(tokens_.size()), 0, static_cast<uint8_t>(b[d]),
+                        static_cast<uint8_t>(d + 1)});
+    }
+    Node& leaf = nodes_[open.back()];
+    if (leaf.token_count == 0) leaf.first_token = static_cast<uint32_t>(tokens_.size());
+    tokens_.push_back(id);
+    ++leaf.token_count;
+    path = b;
+  }
+  while (!open.empty()) {
+    nodes_[open.back()].end = static_cast<uint32_t>(nodes_.size());
+    open.pop_back();
+  }
+}
+
+}  // namespace nextok::constraint
