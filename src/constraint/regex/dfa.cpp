@@ -1,0 +1,571 @@
+#include "constraint/regex/dfa.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "constraint/regex/utf8_ranges.hpp"
+#include "nextok/error.hpp"
+
+namespace nextok::constraint {
+
+namespace {
+
+constexpr uint32_t kMaxCodePoint = 0x10FFFF;
+constexpr size_t kMaxNfaStates = 200000;
+
+// A set of code points as sorted, disjoint, inclusive ranges.
+using CodeSet = std::vector<std::pair<uint32_t, uint32_t>>;
+
+CodeSet normalized(CodeSet s) {
+  std::sort(s.begin(), s.end());
+  CodeSet out;
+  for (auto [lo, hi] : s) {
+    if (!out.empty() && lo <= out.back().second + 1) {
+      out.back().second = std::max(out.back().second, hi);
+    } else {
+      out.emplace_back(lo, hi);
+    }
+  }
+  return out;
+}
+
+CodeSet complement(const CodeSet& s) {
+  CodeSet out;
+  uint32_t next = 0;
+  for (auto [lo, hi] : s) {
+    if (lo > next) out.emplace_back(next, lo - 1);
+    next = hi + 1;
+  }
+  if (next <= kMaxCodePoint) out.emplace_back(next, kMaxCodePoint);
+  return out;
+}
+
+// ECMA-262 classes.
+const CodeSet kDigit = {{'0', '9'}};
+const CodeSet kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
+const CodeSet kSpace = normalized({{'\t', '\r'},
+                                   {' ', ' '},
+                                   {0xA0, 0xA0},
+                                   {0x1680, 0x1680},
+                                   {0x2000, 0x200A},
+                                   {0x2028, 0x2029},
+                                   {0x202F, 0x202F},
+                                   {0x205F, 0x205F},
+                                   {0x3000, 0x3000},
+                                   {0xFEFF, 0xFEFF}});
+const CodeSet kNotLineTerminator =
+    complement(normalized({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}));
+
+// Regex AST.
+struct Node {
+  enum Kind { kSet, kConcat, kAlt, kRepeat, kEmpty } kind;
+  CodeSet set;
+  std::vector<std::unique_ptr<Node>> kids;
+  int min = 0, max = 0;  // kRepeat; max < 0 = unbounded
+};
+using NodePtr = std::unique_ptr<Node>;
+
+NodePtr make(Node::Kind k) {
+  auto n = std::make_unique<Node>();
+  n->kind = k;
+  return n;
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string_view p) : p_(p) {}
+
+  NodePtr parse(bool& anchored_start, bool& anchored_end) {
+    anchored_start = i_ < p_.size() && p_[i_] == '^';
+    if (anchored_start) ++i_;
+    NodePtr n = alternation();
+    anchored_end = false;
+    if (i_ < p_.size() && p_[i_] == '$' && i_ + 1 == p_.size()) {
+      anchored_end = true;
+      ++i_;
+    }
+    if (i_ != p_.size()) fail(p_[i_] == ')' ? "unbalanced ')'" : "unexpected character");
+    return n;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw Error(ErrorCode::kInvalidArgument, "pattern",
+                "pattern \"" + std::string(p_) + "\" at offset " + std::to_string(i_) + ": " + why);
+  }
+  [[noreturn]] void unsupported(const std::string& what) const {
+    throw Error(ErrorCode::kUnsupported, "pattern",
+                "pattern \"" + std::string(p_) + "\" at offset " + std::to_string(i_) + ": " +
+                    what + " cannot be compiled to a DFA");
+  }
+  bool at(char c) const { return i_ < p_.size() && p_[i_] == c; }
+
+  uint32_t code_point() {
+    const auto b0 = static_cast<uint8_t>(p_[i_]);
+    int n = b0 < 0x80 ? 1 : b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : 2;
+    if (i_ + static_cast<size_t>(n) > p_.size()) fail("truncated UTF-8");
+    uint32_t cp = n == 1 ? b0 : (b0 & (0x7Fu >> n));
+    for (int k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<uint8_t>(p_[i_ + k]) & 0x3Fu);
+    i_ += static_cast<size_t>(n);
+    return cp;
+  }
+
+  uint32_t hex(size_t digits) {
+    if (i_ + digits > p_.size()) fail("truncated escape");
+    uint32_t v = 0;
+    for (size_t k = 0; k < digits; ++k) {
+      const char c = p_[i_++];
+      v <<= 4;
+      if (c >= '0' && c <= '9')
+        v |= static_cast<uint32_t>(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= static_cast<uint32_t>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        v |= static_cast<uint32_t>(c - 'A' + 10);
+      else
+        fail("bad hex digit");
+    }
+    return v;
+  }
+
+  // After a backslash: a class (returned in `set`) or one code point.
+  bool escape(CodeSet& set, uint32_t& cp) {
+    if (i_ >= p_.size()) fail("pattern ends with a backslash");
+    const char c = p_[i_++];
+    switch (c) {
+      case 'd':
+        set = kDigit;
+        return true;
+      case 'D':
+        set = complement(kDigit);
+        return true;
+      case 'w':
+        set = kWord;
+        return true;
+      case 'W':
+        set = complement(kWord);
+        return true;
+      case 's':
+        set = kSpace;
+        return true;
+      case 'S':
+        set = complement(kSpace);
+        return true;
+      case 'n':
+        cp = '\n';
+        return false;
+      case 'r':
+        cp = '\r';
+        return false;
+      case 't':
+        cp = '\t';
+        return false;
+      case 'f':
+        cp = '\f';
+        return false;
+      case 'v':
+        cp = '\v';
+        return false;
+      case '0':
+        cp = 0;
+        return false;
+      case 'x':
+        cp = hex(2);
+        return false;
+      case 'u':
+        if (at('{')) {
+          ++i_;
+          size_t n = 0;
+          while (i_ + n < p_.size() && p_[i_ + n] != '}') ++n;
+          if (n == 0 || n > 6 || i_ + n >= p_.size()) fail("bad \\u{...} escape");
+          cp = hex(n);
+          ++i_;
+        } else {
+          cp = hex(4);
+        }
+        if (cp > kMaxCodePoint) fail("code point out of range");
+        return false;
+      case 'b':
+      case 'B':
+        unsupported("a word boundary");
+      case 'p':
+      case 'P':
+        unsupported("a Unicode property class");
+      default:
+        if (c >= '1' && c <= '9') unsupported("a backreference");
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+          fail(std::string("unknown escape \\") + c);
+        --i_;
+        cp = code_point();
+        return false;
+    }
+  }
+
+  NodePtr klass() {
+    ++i_;  // [
+    const bool negate = at('^');
+    if (negate) ++i_;
+    CodeSet set;
+    // ECMA-262: "[]" is the empty class and "[^]" any code point.
+    while (i_ < p_.size() && !at(']')) {
+      CodeSet sub;
+      uint32_t lo;
+      bool is_set = false;
+      if (at('\\')) {
+        ++i_;
+        is_set = escape(sub, lo);
+      } else {
+        lo = code_point();
+      }
+      if (is_set) {
+        set.insert(set.end(), sub.begin(), sub.end());
+        continue;
+      }
+      uint32_t hi = lo;
+      if (at('-') && i_ + 1 < p_.size() && p_[i_ + 1] != ']') {
+        ++i_;
+        if (at('\\')) {
+          ++i_;
+          if (escape(sub, hi)) fail("a class cannot end a range");
+        } else {
+          hi = code_point();
+        }
+        if (hi < lo) fail("range out of order");
+      }
+      set.emplace_back(lo, hi);
+    }
+    if (!at(']')) fail("unterminated character class");
+    ++i_;
+    auto n = make(Node::kSet);
+    n->set = normalized(set);
+    if (negate) n->set = complement(n->set);
+    return n;
+  }
+
+  NodePtr atom() {
+    const char c = p_[i_];
+    if (c == '(') {
+      ++i_;
+      if (at('?')) {
+        if (i_ + 1 < p_.size() && p_[i_ + 1] == ':') {
+          i_ += 2;
+        } else {
+          unsupported("lookaround or a named group");
+        }
+      }
+      NodePtr n = alternation();
+      if (!at(')')) fail("missing ')'");
+      ++i_;
+      return n;
+    }
+    if (c == '[') return klass();
+    auto n = make(Node::kSet);
+    if (c == '.') {
+      ++i_;
+      n->set = kNotLineTerminator;
+    } else if (c == '\\') {
+      ++i_;
+      uint32_t cp;
+      if (!escape(n->set, cp)) n->set = {{cp, cp}};
+    } else if (c == '^' || c == '$') {
+      unsupported("an anchor inside the pattern");
+    } else if (c == '*' || c == '+' || c == '?') {
+      fail("nothing to repeat");
+    } else {
+      const uint32_t cp = code_point();
+      n->set = {{cp, cp}};
+    }
+    return n;
+  }
+
+  bool number(int& out) {
+    size_t s = i_;
+    long v = 0;
+    while (i_ < p_.size() && p_[i_] >= '0' && p_[i_] <= '9') {
+      v = v * 10 + (p_[i_++] - '0');
+      if (v > 100000) fail("repetition count too large");
+    }
+    out = static_cast<int>(v);
+    return i_ > s;
+  }
+
+  NodePtr repeat() {
+    NodePtr a = atom();
+    while (i_ < p_.size()) {
+      int lo, hi;
+      const char c = p_[i_];
+      if (c == '*') {
+        lo = 0, hi = -1, ++i_;
+      } else if (c == '+') {
+        lo = 1, hi = -1, ++i_;
+      } else if (c == '?') {
+        lo = 0, hi = 1, ++i_;
+      } else if (c == '{') {
+        const size_t save = i_++;
+        if (!number(lo)) {
+          i_ = save;  // a literal '{' as in ECMA's Annex B
+          break;
+        }
+        hi = lo;
+        if (at(',')) {
+          ++i_;
+          if (!number(hi)) hi = -1;
+        }
+        if (!at('}')) fail("bad repetition");
+        ++i_;
+        if (hi >= 0 && hi < lo) fail("repetition range out of order");
+      } else {
+        break;
+      }
+      if (at('?')) ++i_;  // lazy: the same language
+      auto r = make(Node::kRepeat);
+      r->min = lo;
+      r->max = hi;
+      r->kids.push_back(std::move(a));
+      a = std::move(r);
+    }
+    return a;
+  }
+
+  NodePtr concat() {
+    auto n = make(Node::kConcat);
+    while (i_ < p_.size() && !at('|') && !at(')') && !(at('$') && i_ + 1 == p_.size())) {
+      n->kids.push_back(repeat());
+    }
+    return n;
+  }
+
+  NodePtr alternation() {
+    auto n = make(Node::kAlt);
+    n->kids.push_back(concat());
+    while (at('|')) {
+      ++i_;
+      n->kids.push_back(concat());
+    }
+    return n;
+  }
+
+  std::string_view p_;
+  size_t i_ = 0;
+};
+
+// Thompson NFA over bytes.
+struct Nfa {
+  struct Edge {
+    uint8_t lo, hi;
+    uint32_t to;
+  };
+  std::vector<std::vector<Edge>> edges;
+  std::vector<std::vector<uint32_t>> eps;
+
+  uint32_t add() {
+    if (edges.size() >= kMaxNfaStates) {
+      throw Error(ErrorCode::kInvalidArgument, "pattern", "pattern is too large (NFA states)");
+    }
+    edges.emplace_back();
+    eps.emplace_back();
+    return static_cast<uint32_t>(edges.size() - 1);
+  }
+
+  // Builds n between fresh states; returns (start, end).
+  std::pair<uint32_t, uint32_t> build(const Node& n) {
+    const uint32_t s = add(), e = add();
+    switch (n.kind) {
+      case Node::kEmpty:
+        eps[s].push_back(e);
+        break;
+      case Node::kSet: {
+        std::vector<std::vector<ByteRange>> seqs;
+        for (auto [lo, hi] : n.set) utf8_sequences(lo, hi, seqs);
+        for (const auto& seq : seqs) {
+          uint32_t cur = s;
+          for (size_t k = 0; k < seq.size(); ++k) {
+            const uint32_t to = k + 1 == seq.size() ? e : add();
+            edges[cur].push_back({seq[k].lo, seq[k].hi, to});
+            cur = to;
+          }
+        }
+        break;
+      }
+      case Node::kConcat: {
+        uint32_t cur = s;
+        for (const auto& k : n.kids) {
+          auto [ks, ke] = build(*k);
+          eps[cur].push_back(ks);
+          cur = ke;
+        }
+        eps[cur].push_back(e);
+        break;
+      }
+      case Node::kAlt:
+        for (const auto& k : n.kids) {
+          auto [ks, ke] = build(*k);
+          eps[s].push_back(ks);
+          eps[ke].push_back(e);
+        }
+        break;
+      case Node::kRepeat: {
+        uint32_t cur = s;
+        for (int k = 0; k < n.min; ++k) {
+          auto [ks, ke] = build(*n.kids[0]);
+          eps[cur].push_back(ks);
+          cur = ke;
+        }
+        if (n.max < 0) {
+          auto [ks, ke] = build(*n.kids[0]);
+          eps[cur].push_back(ks);
+          eps[ke].push_back(ks);
+          eps[ke].push_back(e);
+        } else {
+          for (int k = n.min; k < n.max; ++k) {
+            auto [ks, ke] = build(*n.kids[0]);
+            eps[cur].push_back(ks);
+            eps[cur].push_back(e);
+            cur = ke;
+          }
+        }
+        eps[cur].push_back(e);
+        break;
+      }
+    }
+    return {s, e};
+  }
+
+  void closure(std::vector<uint32_t>& set, std::vector<uint8_t>& seen) const {
+    for (size_t k = 0; k < set.size(); ++k) {
+      for (uint32_t t : eps[set[k]]) {
+        if (!seen[t]) {
+          seen[t] = 1;
+          set.push_back(t);
+        }
+      }
+    }
+    for (uint32_t t : set) seen[t] = 0;
+    std::sort(set.begin(), set.end());
+    set.erase(std::unique(set.begin(), set.end()), set.end());
+  }
+};
+
+}  // namespace
+
+Dfa Dfa::compile(std::string_view pattern, const RegexOptions& opt) {
+  bool anchored_start = false, anchored_end = false;
+  NodePtr root = Parser(pattern).parse(anchored_start, anchored_end);
+  if (!opt.full_match) {
+    // Search semantics: anything may come before and after an unanchored side.
+    auto any = [] {
+      auto r = make(Node::kRepeat);
+      r->min = 0;
+      r->max = -1;
+      auto s = make(Node::kSet);
+      s->set = {{0, kMaxCodePoint}};
+      r->kids.push_back(std::move(s));
+      return r;
+    };
+    auto cat = make(Node::kConcat);
+    if (!anchored_start) cat->kids.push_back(any());
+    cat->kids.push_back(std::move(root));
+    if (!anchored_end) cat->kids.push_back(any());
+    root = std::move(cat);
+  }
+  Nfa nfa;
+  const auto [ns, ne] = nfa.build(*root);
+
+  // Subset construction.
+  Dfa d;
+  std::map<std::vector<uint32_t>, int32_t> ids;
+  std::vector<std::vector<uint32_t>> sets;
+  std::vector<uint8_t> seen(nfa.edges.size(), 0);
+  std::vector<uint32_t> first = {ns};
+  seen[ns] = 1;
+  nfa.closure(first, seen);
+  ids[first] = 0;
+  sets.push_back(first);
+  std::vector<uint32_t> next;
+  for (size_t cur = 0; cur < sets.size(); ++cur) {
+    d.table_.resize((cur + 1) * 256, kDead);
+    // Byte boundaries where the transition sets can change.
+    std::vector<int> cuts = {0, 256};
+    for (uint32_t s : sets[cur]) {
+      for (const auto& e : nfa.edges[s]) {
+        cuts.push_back(e.lo);
+        cuts.push_back(e.hi + 1);
+      }
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+      const int b = cuts[c];
+      next.clear();
+      for (uint32_t s : sets[cur]) {
+        for (const auto& e : nfa.edges[s]) {
+          if (b >= e.lo && b <= e.hi && !seen[e.to]) {
+            seen[e.to] = 1;
+            next.push_back(e.to);
+          }
+        }
+      }
+      if (next.empty()) continue;
+      nfa.closure(next, seen);
+      auto [it, fresh] = ids.emplace(next, static_cast<int32_t>(sets.size()));
+      if (fresh) {
+        if (sets.size() >= opt.max_states) {
+          throw Error(ErrorCode::kInvalidArgument, "pattern",
+                      "pattern \"" + std::string(pattern) + "\" needs more than " +
+                          std::to_string(opt.max_states) + " DFA states");
+        }
+        sets.push_back(next);
+      }
+      for (int x = b; x < cuts[c + 1]; ++x)
+        d.table_[cur * 256 + static_cast<size_t>(x)] = it->second;
+    }
+  }
+  const size_t n = sets.size();
+  d.accepting_.assign(n, 0);
+  for (size_t k = 0; k < n; ++k) {
+    d.accepting_[k] = std::binary_search(sets[k].begin(), sets[k].end(), ne) ? 1 : 0;
+  }
+  // Remove states that cannot reach acceptance (reverse reachability).
+  std::vector<std::vector<int32_t>> rev(n);
+  for (size_t k = 0; k < n; ++k) {
+    for (int b = 0; b < 256; ++b) {
+      const int32_t t = d.table_[k * 256 + static_cast<size_t>(b)];
+      if (t >= 0) rev[static_cast<size_t>(t)].push_back(static_cast<int32_t>(k));
+    }
+  }
+  std::vector<uint8_t> live(n, 0);
+  std::vector<int32_t> stack;
+  for (size_t k = 0; k < n; ++k) {
+    if (d.accepting_[k]) {
+      live[k] = 1;
+      stack.push_back(static_cast<int32_t>(k));
+    }
+  }
+  while (!stack.empty()) {
+    const int32_t t = stack.back();
+    stack.pop_back();
+    for (int32_t f : rev[static_cast<size_t>(t)]) {
+      if (!live[static_cast<size_t>(f)]) {
+        live[static_cast<size_t>(f)] = 1;
+        stack.push_back(f);
+      }
+    }
+  }
+  for (auto& t : d.table_) {
+    if (t >= 0 && !live[static_cast<size_t>(t)]) t = kDead;
+  }
+  d.start_ = live[0] ? 0 : kDead;
+  return d;
+}
+
+bool Dfa::matches(std::string_view bytes) const noexcept {
+  int32_t s = start_;
+  for (unsigned char c : bytes) {
+    s = next(s, c);
+    if (s == kDead) return false;
+  }
+  return accepting(s);
+}
+
+}  // namespace nextok::constraint
