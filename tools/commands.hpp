@@ -18,5 +18,6 @@ std::function<int()> add_bench_vocab(CLI::App& bench);
 std::string default_python();
 std::function<int()> add_gguf_info(CLI::App& app);
 std::function<int()> add_chat(CLI::App& app);
+std::function<int()> add_maskbench(CLI::App& app);
 
 }  // namespace nextok::tools

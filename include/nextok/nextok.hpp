@@ -3,8 +3,10 @@
 
 #include "nextok/chat.hpp"
 #include "nextok/config.hpp"
+#include "nextok/constraint.hpp"
 #include "nextok/error.hpp"
 #include "nextok/gguf.hpp"
+#include "nextok/json_schema.hpp"
 #include "nextok/logits.hpp"
 #include "nextok/logprobs.hpp"
 #include "nextok/mask.hpp"

@@ -358,6 +358,17 @@ struct Nfa {
   };
   std::vector<std::vector<Edge>> edges;
   std::vector<std::vector<uint32_t>> eps;
+  bool json_string = false;  // sets read JSON string content (see RegexOptions)
+
+  // A chain of fresh states from s to e reading one byte range each.
+  void path(uint32_t s, uint32_t e, const std::vector<ByteRange>& seq) {
+    uint32_t cur = s;
+    for (size_t k = 0; k < seq.size(); ++k) {
+      const uint32_t to = k + 1 == seq.size() ? e : add();
+      edges[cur].push_back({seq[k].lo, seq[k].hi, to});
+      cur = to;
+    }
+  }
 
   uint32_t add() {
     if (edges.size() >= kMaxNfaStates) {
@@ -368,6 +379,81 @@ struct Nfa {
     return static_cast<uint32_t>(edges.size() - 1);
   }
 
+  void byte(uint32_t from, uint32_t to, uint8_t lo, uint8_t hi) {
+    edges[from].push_back({lo, hi, to});
+  }
+  // One hex digit whose value is in [lo, hi], in either letter case.
+  void hex_digit(uint32_t from, uint32_t to, int lo, int hi) {
+    for (int v = lo; v <= hi; ++v) {
+      if (v < 10) {
+        byte(from, to, static_cast<uint8_t>('0' + v), static_cast<uint8_t>('0' + v));
+      } else {
+        byte(from, to, static_cast<uint8_t>('a' + v - 10), static_cast<uint8_t>('a' + v - 10));
+        byte(from, to, static_cast<uint8_t>('A' + v - 10), static_cast<uint8_t>('A' + v - 10));
+      }
+    }
+  }
+  // "\u" then four hex digits, each in its [lo, hi].
+  void u_escape(uint32_t from, uint32_t to, const int (&lo)[4], const int (&hi)[4]) {
+    uint32_t a = add(), b = add();
+    byte(from, a, '\\', '\\');
+    byte(a, b, 'u', 'u');
+    for (int k = 0; k < 4; ++k) {
+      const uint32_t next = k == 3 ? to : add();
+      hex_digit(b, next, lo[k], hi[k]);
+      b = next;
+    }
+  }
+
+  // How the code points of `set` may be written inside a JSON string: raw
+  // UTF-8, except '"', '\\' and controls, which need escapes; '/' may also
+  // be written "\/". A set of every code point also reads any \uXXXX
+  // escape, surrogates only as a high-low pair, so that an unconstrained
+  // string accepts every RFC 8259 spelling of valid Unicode text.
+  void json_set(uint32_t s, uint32_t e, const CodeSet& set) {
+    auto contains = [&](uint32_t cp) {
+      for (auto [lo, hi] : set)
+        if (cp >= lo && cp <= hi) return true;
+      return false;
+    };
+    std::vector<std::vector<ByteRange>> seqs;
+    for (auto [lo, hi] : set) {
+      // Raw spellings: everything but controls, '"' and '\\'.
+      const uint32_t cuts[][2] = {{0x20, 0x21}, {0x23, 0x5B}, {0x5D, kMaxCodePoint}};
+      for (auto [clo, chi] : cuts) {
+        const uint32_t a = std::max(lo, clo), b = std::min(hi, chi);
+        if (a <= b) utf8_sequences(a, b, seqs);
+      }
+    }
+    for (const auto& seq : seqs) path(s, e, seq);
+    auto two = [&](char c) {
+      const uint32_t m = add();
+      byte(s, m, '\\', '\\');
+      byte(m, e, static_cast<uint8_t>(c), static_cast<uint8_t>(c));
+    };
+    if (contains('"')) two('"');
+    if (contains('\\')) two('\\');
+    if (contains('/')) two('/');
+    const bool full = set.size() == 1 && set[0].first == 0 && set[0].second == kMaxCodePoint;
+    static constexpr char kShort[] = "btn\0fr";  // U+0008..U+000D; \0 = none (VT)
+    for (uint32_t c = 0; c < 0x20; ++c) {
+      if (!contains(c)) continue;
+      if (c >= 8 && c <= 13 && kShort[c - 8] != '\0') two(kShort[c - 8]);
+      if (!full) {
+        const int v1 = static_cast<int>(c >> 4), v0 = static_cast<int>(c & 15);
+        u_escape(s, e, {0, 0, v1, v0}, {0, 0, v1, v0});
+      }
+    }
+    if (!full) return;
+    // Any escape outside the surrogates: first digit 0-C or E-F, or D0-D7.
+    u_escape(s, e, {0, 0, 0, 0}, {12, 15, 15, 15});
+    u_escape(s, e, {14, 0, 0, 0}, {15, 15, 15, 15});
+    u_escape(s, e, {13, 0, 0, 0}, {13, 7, 15, 15});
+    const uint32_t mid = add();
+    u_escape(s, mid, {13, 8, 0, 0}, {13, 11, 15, 15});
+    u_escape(mid, e, {13, 12, 0, 0}, {13, 15, 15, 15});
+  }
+
   // Builds n between fresh states; returns (start, end).
   std::pair<uint32_t, uint32_t> build(const Node& n) {
     const uint32_t s = add(), e = add();
@@ -376,16 +462,13 @@ struct Nfa {
         eps[s].push_back(e);
         break;
       case Node::kSet: {
+        if (json_string) {
+          json_set(s, e, n.set);
+          break;
+        }
         std::vector<std::vector<ByteRange>> seqs;
         for (auto [lo, hi] : n.set) utf8_sequences(lo, hi, seqs);
-        for (const auto& seq : seqs) {
-          uint32_t cur = s;
-          for (size_t k = 0; k < seq.size(); ++k) {
-            const uint32_t to = k + 1 == seq.size() ? e : add();
-            edges[cur].push_back({seq[k].lo, seq[k].hi, to});
-            cur = to;
-          }
-        }
+        for (const auto& seq : seqs) path(s, e, seq);
         break;
       }
       case Node::kConcat: {
@@ -449,28 +532,76 @@ struct Nfa {
 
 }  // namespace
 
-Dfa Dfa::compile(std::string_view pattern, const RegexOptions& opt) {
-  bool anchored_start = false, anchored_end = false;
-  NodePtr root = Parser(pattern).parse(anchored_start, anchored_end);
-  if (!opt.full_match) {
-    // Search semantics: anything may come before and after an unanchored side.
-    auto any = [] {
-      auto r = make(Node::kRepeat);
-      r->min = 0;
-      r->max = -1;
-      auto s = make(Node::kSet);
-      s->set = {{0, kMaxCodePoint}};
-      r->kids.push_back(std::move(s));
-      return r;
-    };
-    auto cat = make(Node::kConcat);
-    if (!anchored_start) cat->kids.push_back(any());
-    cat->kids.push_back(std::move(root));
-    if (!anchored_end) cat->kids.push_back(any());
-    root = std::move(cat);
+namespace {
+
+NodePtr any_string() {
+  auto r = make(Node::kRepeat);
+  r->min = 0;
+  r->max = -1;
+  auto s = make(Node::kSet);
+  s->set = {{0, kMaxCodePoint}};
+  r->kids.push_back(std::move(s));
+  return r;
+}
+
+NodePtr literal_node(std::string_view text) {
+  auto cat = make(Node::kConcat);
+  for (size_t i = 0; i < text.size();) {
+    const auto b0 = static_cast<uint8_t>(text[i]);
+    const size_t n = b0 < 0x80 ? 1 : b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : 2;
+    if (i + n > text.size()) {
+      throw Error(ErrorCode::kInvalidArgument, "pattern", "literal is not valid UTF-8");
+    }
+    uint32_t cp = n == 1 ? b0 : (b0 & (0x7Fu >> n));
+    for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<uint8_t>(text[i + k]) & 0x3Fu);
+    i += n;
+    auto c = make(Node::kSet);
+    c->set = {{cp, cp}};
+    cat->kids.push_back(std::move(c));
   }
+  return cat;
+}
+
+NodePtr alternative_root(const RegexAlternative& alt, const RegexOptions& opt) {
+  if (alt.literal) return literal_node(alt.text);
+  bool anchored_start = false, anchored_end = false;
+  NodePtr root = Parser(alt.text).parse(anchored_start, anchored_end);
+  if (opt.full_match) return root;
+  // Search semantics: anything may come before and after an unanchored side.
+  auto cat = make(Node::kConcat);
+  if (!anchored_start) cat->kids.push_back(any_string());
+  cat->kids.push_back(std::move(root));
+  if (!anchored_end) cat->kids.push_back(any_string());
+  return cat;
+}
+
+}  // namespace
+
+Dfa Dfa::compile(std::string_view pattern, const RegexOptions& opt) {
+  const RegexAlternative alt{pattern, false};
+  return compile_labeled(std::span(&alt, 1), opt);
+}
+
+Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOptions& opt) {
   Nfa nfa;
-  const auto [ns, ne] = nfa.build(*root);
+  nfa.json_string = opt.json_string;
+  const uint32_t ns = nfa.add();
+  std::vector<uint32_t> ends;
+  for (const auto& alt : alts) {
+    NodePtr root = alternative_root(alt, opt);
+    auto [as, ae] = nfa.build(*root);
+    if (opt.json_string) {  // the quotes around the content
+      const uint32_t open = nfa.add(), close = nfa.add();
+      nfa.byte(open, as, '"', '"');
+      nfa.byte(ae, close, '"', '"');
+      as = open;
+      ae = close;
+    }
+    nfa.eps[ns].push_back(as);
+    ends.push_back(ae);
+  }
+  std::vector<uint32_t> label_of(nfa.edges.size(), UINT32_MAX);
+  for (size_t k = 0; k < ends.size(); ++k) label_of[ends[k]] = static_cast<uint32_t>(k);
 
   // Subset construction.
   Dfa d;
@@ -511,9 +642,10 @@ Dfa Dfa::compile(std::string_view pattern, const RegexOptions& opt) {
       auto [it, fresh] = ids.emplace(next, static_cast<int32_t>(sets.size()));
       if (fresh) {
         if (sets.size() >= opt.max_states) {
+          const std::string what =
+              alts.size() == 1 ? "pattern \"" + std::string(alts[0].text) + "\"" : "alternation";
           throw Error(ErrorCode::kInvalidArgument, "pattern",
-                      "pattern \"" + std::string(pattern) + "\" needs more than " +
-                          std::to_string(opt.max_states) + " DFA states");
+                      what + " needs more than " + std::to_string(opt.max_states) + " DFA states");
         }
         sets.push_back(next);
       }
@@ -521,23 +653,38 @@ Dfa Dfa::compile(std::string_view pattern, const RegexOptions& opt) {
         d.table_[cur * 256 + static_cast<size_t>(x)] = it->second;
     }
   }
-  const size_t n = sets.size();
-  d.accepting_.assign(n, 0);
+  std::vector<std::vector<uint32_t>> labels(sets.size());
+  for (size_t k = 0; k < sets.size(); ++k) {
+    for (uint32_t st : sets[k]) {
+      if (label_of[st] != UINT32_MAX) labels[k].push_back(label_of[st]);
+    }
+  }
+  d.finish(labels);
+  return d;
+}
+
+void Dfa::finish(const std::vector<std::vector<uint32_t>>& labels) {
+  const size_t n = labels.size();
+  accepting_.assign(n, 0);
+  label_begin_.assign(n + 1, 0);
+  labels_.clear();
   for (size_t k = 0; k < n; ++k) {
-    d.accepting_[k] = std::binary_search(sets[k].begin(), sets[k].end(), ne) ? 1 : 0;
+    labels_.insert(labels_.end(), labels[k].begin(), labels[k].end());
+    label_begin_[k + 1] = static_cast<uint32_t>(labels_.size());
+    accepting_[k] = labels[k].empty() ? 0 : 1;
   }
   // Remove states that cannot reach acceptance (reverse reachability).
   std::vector<std::vector<int32_t>> rev(n);
   for (size_t k = 0; k < n; ++k) {
     for (int b = 0; b < 256; ++b) {
-      const int32_t t = d.table_[k * 256 + static_cast<size_t>(b)];
+      const int32_t t = table_[k * 256 + static_cast<size_t>(b)];
       if (t >= 0) rev[static_cast<size_t>(t)].push_back(static_cast<int32_t>(k));
     }
   }
   std::vector<uint8_t> live(n, 0);
   std::vector<int32_t> stack;
   for (size_t k = 0; k < n; ++k) {
-    if (d.accepting_[k]) {
+    if (accepting_[k]) {
       live[k] = 1;
       stack.push_back(static_cast<int32_t>(k));
     }
@@ -552,10 +699,48 @@ Dfa Dfa::compile(std::string_view pattern, const RegexOptions& opt) {
       }
     }
   }
-  for (auto& t : d.table_) {
+  for (auto& t : table_) {
     if (t >= 0 && !live[static_cast<size_t>(t)]) t = kDead;
   }
-  d.start_ = live[0] ? 0 : kDead;
+  start_ = n > 0 && live[0] ? 0 : kDead;
+  final_.assign(n, 0);
+  for (size_t k = 0; k < n; ++k) {
+    bool exits = false;
+    for (int b = 0; b < 256 && !exits; ++b) exits = table_[k * 256 + static_cast<size_t>(b)] >= 0;
+    final_[k] = accepting_[k] && !exits ? 1 : 0;
+  }
+}
+
+Dfa Dfa::intersect(const Dfa& a, const Dfa& b, size_t max_states) {
+  Dfa d;
+  std::vector<std::vector<uint32_t>> labels;
+  std::map<std::pair<int32_t, int32_t>, int32_t> ids;
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  if (a.start_ >= 0 && b.start_ >= 0) {
+    ids[{a.start_, b.start_}] = 0;
+    pairs.push_back({a.start_, b.start_});
+  }
+  for (size_t cur = 0; cur < pairs.size(); ++cur) {
+    d.table_.resize((cur + 1) * 256, kDead);
+    const auto [x, y] = pairs[cur];
+    for (int c = 0; c < 256; ++c) {
+      const int32_t nx = a.next(x, static_cast<uint8_t>(c)),
+                    ny = b.next(y, static_cast<uint8_t>(c));
+      if (nx < 0 || ny < 0) continue;
+      auto [it, fresh] = ids.emplace(std::pair{nx, ny}, static_cast<int32_t>(pairs.size()));
+      if (fresh) {
+        if (pairs.size() >= max_states) {
+          throw Error(ErrorCode::kInvalidArgument, "pattern",
+                      "intersection needs more than " + std::to_string(max_states) + " DFA states");
+        }
+        pairs.push_back({nx, ny});
+      }
+      d.table_[cur * 256 + static_cast<size_t>(c)] = it->second;
+    }
+    labels.emplace_back();
+    if (a.accepting(x) && b.accepting(y)) labels.back().push_back(0);
+  }
+  d.finish(labels);
   return d;
 }
 

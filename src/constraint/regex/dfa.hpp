@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,16 @@ struct RegexOptions {
   // with ^ and $; full_match = true matches the whole input instead.
   bool full_match = true;
   size_t max_states = 10000;  // DFA states; past it, compile fails clearly
+  // The automaton reads a JSON string literal, quotes included, whose
+  // decoded content the pattern matches: '"', '\\' and controls must be
+  // escaped, everything else is raw UTF-8 (see docs/constraint-engine.md).
+  bool json_string = false;
+};
+
+// One alternative of a labeled union: a pattern, or literal text.
+struct RegexAlternative {
+  std::string_view text;
+  bool literal = false;
 };
 
 class Dfa {
@@ -26,6 +37,13 @@ class Dfa {
   // too large for max_states, Error{kUnsupported, "pattern"} on
   // backreferences, lookaround and other constructs a DFA cannot express.
   static Dfa compile(std::string_view pattern, const RegexOptions& opt = {});
+  // The union of the alternatives; each accepting state knows which of them
+  // (by index) accept there, so one pass can tell which one matched.
+  static Dfa compile_labeled(std::span<const RegexAlternative> alts, const RegexOptions& opt = {});
+  // Strings both accept (product construction); labels are dropped.
+  static Dfa intersect(const Dfa& a, const Dfa& b, size_t max_states = 10000);
+  // No string at all is accepted.
+  bool empty() const noexcept { return start_ == kDead; }
 
   int32_t start() const noexcept { return start_; }
   int32_t next(int32_t state, uint8_t byte) const noexcept {
@@ -34,7 +52,17 @@ class Dfa {
   bool accepting(int32_t state) const noexcept {
     return state >= 0 && accepting_[static_cast<size_t>(state)];
   }
+  // Accepting with no way on: the match is over whatever follows.
+  bool final(int32_t state) const noexcept {
+    return state >= 0 && final_[static_cast<size_t>(state)];
+  }
+  std::span<const uint32_t> labels(int32_t state) const noexcept {
+    if (state < 0) return {};
+    const auto k = static_cast<size_t>(state);
+    return std::span(labels_).subspan(label_begin_[k], label_begin_[k + 1] - label_begin_[k]);
+  }
   size_t states() const noexcept { return accepting_.size(); }
+  std::span<const int32_t> table() const noexcept { return table_; }
   bool matches(std::string_view bytes) const noexcept;
 
   // The token-trie automaton interface.
@@ -44,8 +72,13 @@ class Dfa {
   }
 
  private:
+  // Labels per state → acceptance, dead-state removal, final states.
+  void finish(const std::vector<std::vector<uint32_t>>& labels);
+
   std::vector<int32_t> table_;  // states() × 256
   std::vector<uint8_t> accepting_;
+  std::vector<uint8_t> final_;
+  std::vector<uint32_t> labels_, label_begin_;
   int32_t start_ = kDead;
 };
 

@@ -1,0 +1,113 @@
+// JSON and JSON-Schema constrained output (response_format json_object /
+// json_schema). Three objects with three lifetimes:
+//   TokenIndex    per vocabulary: the token trie and the mask caches every
+//                 grammar shares; immutable, build once, share everywhere.
+//   JsonGrammar   per schema: compiled once, shared by requests and threads.
+//   JsonConstraint per request: the matcher state, small and cheap to clone.
+// docs/constraint-engine.md says what is enforced and how.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nextok/constraint.hpp"
+#include "nextok/vocab.hpp"
+
+namespace nextok {
+
+// Bounds on what a schema may cost; past one, compiling fails with a clear
+// kInvalidArgument error instead of using unbounded time or memory.
+struct ConstraintLimits {
+  size_t max_schema_bytes = 4u << 20;  // schema text
+  size_t max_grammar_nodes = 50000;
+  size_t max_dfa_states = 200000;  // all pattern/format/enum DFAs together
+  size_t max_enum_values = 100000;
+  size_t max_schema_depth = 512;  // nested subschemas
+};
+
+struct JsonConstraintOptions {
+  // Strict: a keyword that constrains but is not enforced is a compile
+  // error (kUnsupported naming the JSON pointer). Lenient: it is ignored and
+  // listed in JsonGrammar::warnings().
+  bool strict = true;
+  // Longest whitespace run between JSON tokens; 0 = compact output.
+  uint8_t max_whitespace = 20;
+  ConstraintLimits limits;
+};
+
+class TokenIndex {
+ public:
+  static std::shared_ptr<const TokenIndex> build(std::shared_ptr<const Vocabulary> vocab);
+  ~TokenIndex();
+  const Vocabulary& vocab() const noexcept;
+
+  struct Impl;
+  const Impl& impl() const noexcept { return *impl_; }
+
+ private:
+  TokenIndex() = default;
+  std::unique_ptr<Impl> impl_;
+};
+
+class JsonGrammar {
+ public:
+  // Throws Error{kInvalidArgument, "<JSON pointer>"} for malformed JSON or
+  // schemas, Error{kUnsupported, "<JSON pointer>"} (strict mode) for
+  // keywords that cannot be enforced.
+  static std::shared_ptr<const JsonGrammar> from_schema(std::shared_ptr<const TokenIndex> index,
+                                                        std::string_view schema_json,
+                                                        const JsonConstraintOptions& opt = {});
+  // Any JSON object (response_format json_object).
+  static std::shared_ptr<const JsonGrammar> any_object(std::shared_ptr<const TokenIndex> index,
+                                                       const JsonConstraintOptions& opt = {});
+  ~JsonGrammar();
+  const std::vector<std::string>& warnings() const noexcept;
+
+  struct Impl;
+  const Impl& impl() const noexcept { return *impl_; }
+
+ private:
+  JsonGrammar() = default;
+  static std::shared_ptr<const JsonGrammar> make(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class JsonConstraint final : public ConstraintEngine {
+ public:
+  explicit JsonConstraint(std::shared_ptr<const JsonGrammar> grammar);
+  ~JsonConstraint() override;
+  JsonConstraint(const JsonConstraint& other);
+  JsonConstraint& operator=(const JsonConstraint&) = delete;
+
+  bool wants_mask() const noexcept override { return !think_open_; }
+  void step_mask(std::span<uint32_t> mask) override;
+  void advance(uint32_t token) override;
+  bool is_complete() const noexcept override;
+  bool can_continue() const override;
+  bool finished() const noexcept override { return finished_; }
+  void rollback(size_t n) override;
+  void reset() override;
+  std::unique_ptr<ConstraintEngine> clone() const override;
+
+  // While a think block is open the output is not constrained (wants_mask
+  // is false and advance() ignores tokens).
+  void set_think_open(bool open) noexcept { think_open_ = open; }
+  // Whether these bytes could be read next (tests and tools).
+  bool accepts_bytes(std::string_view bytes) const;
+  // Whether these bytes, read next, complete the value.
+  bool completes_with(std::string_view bytes) const;
+  size_t steps() const noexcept;
+
+ private:
+  struct State;
+  std::shared_ptr<const JsonGrammar> grammar_;
+  std::unique_ptr<State> state_;
+  bool finished_ = false;
+  bool think_open_ = false;
+};
+
+}  // namespace nextok

@@ -1,0 +1,58 @@
+#include "constraint/engine/leaf_cache.hpp"
+
+#include "constraint/engine/machine.hpp"
+#include "nextok/mask.hpp"
+
+namespace nextok::constraint {
+
+std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const LeafKey& key) {
+  auto e = std::make_shared<LeafEntry>();
+  e->inside.assign(bitmask_words(trie.vocab_size()), 0);
+  const Dfa& d = *key.dfa;
+  const auto nodes = trie.nodes();
+  const auto tokens = trie.tokens();
+  // The lexeme state after each depth of the current path.
+  std::vector<Frame> at(trie.max_depth() + 1);
+  at[0].q = key.q;
+  at[0].esc = key.esc;
+  for (size_t i = 1; i < nodes.size();) {
+    const auto& node = nodes[i];
+    const Frame& parent = at[node.depth - 1u];
+    const int32_t q2 = d.next(parent.q, node.byte);
+    if (q2 < 0) {
+      if (d.accepting(parent.q)) {
+        e->exits.push_back({static_cast<uint32_t>(i), parent.q, parent.n, true});
+      }
+      i = node.end;
+      continue;
+    }
+    Frame& f = at[node.depth];
+    f = parent;
+    if (key.counting) count_byte(f, node.byte);
+    f.q = q2;
+    if (d.final(q2)) {
+      e->exits.push_back({static_cast<uint32_t>(i), q2, f.n, false});
+      i = node.end;
+      continue;
+    }
+    for (uint32_t k = 0; k < node.token_count; ++k) {
+      const uint32_t id = tokens[node.first_token + k];
+      e->inside[id >> 5] |= 1u << (id & 31);
+    }
+    ++i;
+  }
+  return e;
+}
+
+std::shared_ptr<const LeafEntry> LeafCache::get(const TokenTrie& trie, const LeafKey& key) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = map_.find(key); it != map_.end()) return it->second;
+  }
+  auto e = build_leaf_entry(trie, key);
+  std::lock_guard lock(mu_);
+  if (map_.size() < max_entries_) map_.emplace(key, e);
+  return e;
+}
+
+}  // namespace nextok::constraint

@@ -1,0 +1,62 @@
+// Per-lexeme-state token masks. Inside a string, number or key, whether a
+// token stays inside the lexeme depends only on the lexeme DFA's state, so
+// that part of the mask is computed once per (DFA, state) and reused by every
+// step, request and schema that reaches the state. Tokens that end the lexeme
+// are listed as exits: the matcher checks just those against the grammar.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "constraint/regex/dfa.hpp"
+#include "constraint/trie/token_trie.hpp"
+
+namespace nextok::constraint {
+
+struct LeafExit {
+  uint32_t node;   // trie node
+  int32_t q;       // DFA state where the lexeme ends
+  uint32_t chars;  // code points read from the start state up to the end
+  bool before;     // the lexeme ended before node's byte (else at it)
+};
+
+struct LeafEntry {
+  std::vector<uint32_t> inside;  // tokens read wholly inside the lexeme
+  std::vector<LeafExit> exits;
+};
+
+// Which leaf state an entry describes; `counting` entries track code points.
+struct LeafKey {
+  const Dfa* dfa;
+  int32_t q;
+  uint8_t esc;
+  bool counting;
+  bool operator==(const LeafKey&) const = default;
+};
+
+struct LeafKeyHash {
+  size_t operator()(const LeafKey& k) const noexcept {
+    return std::hash<const void*>()(k.dfa) ^ (static_cast<size_t>(k.q) * 0x9E3779B97F4A7C15ull) ^
+           (static_cast<size_t>(k.esc) << 1) ^ static_cast<size_t>(k.counting);
+  }
+};
+
+// Thread-safe, grows to at most max_entries (then computes without storing).
+class LeafCache {
+ public:
+  explicit LeafCache(size_t max_entries = 4096) : max_entries_(max_entries) {}
+  std::shared_ptr<const LeafEntry> get(const TokenTrie& trie, const LeafKey& key);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<LeafKey, std::shared_ptr<const LeafEntry>, LeafKeyHash> map_;
+  size_t max_entries_;
+};
+
+// The entry for one state, by walking the trie with the DFA alone.
+std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const LeafKey& key);
+
+}  // namespace nextok::constraint

@@ -1,0 +1,452 @@
+#include "constraint/engine/machine.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace nextok::constraint {
+
+namespace {
+
+enum RootPhase : int32_t { kRootValue, kRootDone };
+enum ObjectPhase : int32_t { kObjFirst, kObjKey, kObjColon, kObjValue, kObjAfter };
+enum ArrayPhase : int32_t { kArrFirst, kArrValue, kArrAfter };
+
+constexpr uint64_t kOtherBit = uint64_t{1} << 63;
+
+uint64_t label_bit(const GrammarNode& obj, uint32_t label) {
+  return label < obj.props.size() && label < 63 ? uint64_t{1} << label : kOtherBit;
+}
+
+// Code points of a JSON string literal, counted as its bytes go by: raw
+// UTF-8 at lead bytes, escapes once each, a \u surrogate pair once.
+}  // namespace
+
+void count_byte(Frame& f, uint8_t b) noexcept {
+  switch (f.esc) {
+    case 0:
+      if (b == '\\')
+        f.esc = 1;
+      else if (b != '"' && (b & 0xC0) != 0x80)
+        ++f.n;
+      return;
+    case 1:
+      if (b == 'u') {
+        f.esc = 2;
+      } else {
+        ++f.n;
+        f.esc = 0;
+      }
+      return;
+    case 2:  // first hex digit: 'd' may start a surrogate
+      f.esc = (b | 0x20) == 'd' ? 3 : 4;
+      return;
+    case 3:  // a low surrogate (DC-DF) completes a pair already counted
+      if (!((b | 0x20) >= 'c' && (b | 0x20) <= 'f')) ++f.n;
+      f.esc = 5;
+      return;
+    case 4:
+      ++f.n;
+      f.esc = 5;
+      return;
+    case 5:
+      f.esc = 6;
+      return;
+    default:
+      f.esc = 0;
+      return;
+  }
+}
+
+bool is_json_whitespace(uint8_t b) noexcept {
+  return b == ' ' || b == '\n' || b == '\t' || b == '\r';
+}
+
+Machine::Machine(const Grammar& g) : g_(g), reach_(g.dfas.size()), info_(g.nodes.size()) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].kind == NodeKind::kObject) info_[i] = object_info(g, g.nodes[i]);
+  }
+  for (const auto& node : g.nodes) {
+    if (node.kind != NodeKind::kObject || !reach_[node.key_dfa].empty()) continue;
+    const Dfa& d = *g.dfas[node.key_dfa];
+    const size_t n = d.states();
+    auto& r = reach_[node.key_dfa];
+    r.assign(n, 0);
+    std::vector<std::vector<int32_t>> rev(n);
+    for (size_t s = 0; s < n; ++s) {
+      for (uint32_t l : d.labels(static_cast<int32_t>(s))) r[s] |= label_bit(node, l);
+      for (int b = 0; b < 256; ++b) {
+        const int32_t t = d.next(static_cast<int32_t>(s), static_cast<uint8_t>(b));
+        if (t >= 0 && (rev[static_cast<size_t>(t)].empty() ||
+                       rev[static_cast<size_t>(t)].back() != static_cast<int32_t>(s))) {
+          rev[static_cast<size_t>(t)].push_back(static_cast<int32_t>(s));
+        }
+      }
+    }
+    std::vector<int32_t> work;
+    for (size_t s = 0; s < n; ++s)
+      if (r[s]) work.push_back(static_cast<int32_t>(s));
+    while (!work.empty()) {
+      const auto t = static_cast<size_t>(work.back());
+      work.pop_back();
+      for (int32_t f : rev[t]) {
+        const uint64_t merged = r[static_cast<size_t>(f)] | r[t];
+        if (merged != r[static_cast<size_t>(f)]) {
+          r[static_cast<size_t>(f)] = merged;
+          work.push_back(f);
+        }
+      }
+    }
+  }
+}
+
+ObjectInfo Machine::object_info(const Grammar& g, const GrammarNode& obj) {
+  ObjectInfo info;
+  for (size_t i = 0; i < obj.props.size(); ++i) {
+    if (g.nodes[obj.props[i].node].kind == NodeKind::kNever) continue;
+    if (i < 63)
+      info.declared_ok |= uint64_t{1} << i;
+    else
+      info.other = true;
+  }
+  info.other |= obj.additional != kNoNode;
+  for (const auto& pp : obj.pattern_props) info.other |= g.nodes[pp.node].kind != NodeKind::kNever;
+  for (uint32_t r : obj.required) info.required |= uint64_t{1} << r;
+  return info;
+}
+
+void Machine::start(ConfigSet& out) const {
+  out.clear();
+  Frame root;
+  root.kind = FrameKind::kRoot;
+  root.node = g_.root;
+  root.q = kRootValue;
+  out.frames.push_back(root);
+  out.ends.push_back(1);
+}
+
+bool Machine::whitespace(Frame& f, uint8_t b) const noexcept {
+  if (!is_json_whitespace(b) || f.ws >= g_.max_whitespace) return false;
+  ++f.ws;
+  return true;
+}
+
+bool Machine::key_available(const Frame& obj) const noexcept {
+  if (obj.n >= g_.nodes[obj.node].max_props) return false;
+  const ObjectInfo& info = info_[obj.node];
+  return info.other || (info.declared_ok & ~obj.seen) != 0;
+}
+
+uint64_t Machine::available_keys(const Frame& obj) const noexcept {
+  const ObjectInfo& info = info_[obj.node];
+  return (info.declared_ok & ~obj.seen) | (info.other ? kOtherBit : 0);
+}
+
+bool Machine::leaf_advance(const Frame* below, Frame& top, uint8_t b, int32_t q2) const noexcept {
+  const GrammarNode& node = g_.nodes[top.node];
+  if (top.kind == FrameKind::kKey) {
+    if ((key_reach(node.key_dfa, q2) & available_keys(*below)) == 0) return false;
+  } else if (node.counts_chars) {
+    count_byte(top, b);
+    if (top.n > node.max_chars) return false;
+  }
+  top.q = q2;
+  return true;
+}
+
+// The value that just ended moves its parent on.
+static void after_value(Frame& parent) {
+  switch (parent.kind) {
+    case FrameKind::kRoot:
+      parent.q = kRootDone;
+      break;
+    case FrameKind::kObject:
+      parent.q = kObjAfter;
+      break;
+    case FrameKind::kArray:
+      parent.q = kArrAfter;
+      ++parent.n;
+      break;
+    default:
+      break;
+  }
+  parent.ws = 0;
+}
+
+bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
+  const Frame top = frames.back();
+  if (frames.size() - base < 2) return false;
+  Frame& parent = frames[frames.size() - 2];
+  if (top.kind == FrameKind::kLeaf) {
+    const GrammarNode& leaf = g_.nodes[top.node];
+    if (leaf.counts_chars && top.n < leaf.min_chars) return false;
+    frames.pop_back();
+    after_value(frames.back());
+    return true;
+  }
+  // A key: which property it names decides the value's schema.
+  const GrammarNode& obj = g_.nodes[parent.node];
+  const Dfa& d = *g_.dfas[obj.key_dfa];
+  const auto labels = d.labels(top.q);
+  const auto np = static_cast<uint32_t>(obj.props.size());
+  const auto npp = static_cast<uint32_t>(obj.pattern_props.size());
+  uint32_t declared = kNoNode, patterns = 0, pattern = kNoNode;
+  bool other = false;
+  for (uint32_t l : labels) {
+    if (l < np)
+      declared = std::min(declared, l);
+    else if (l < np + npp) {
+      ++patterns;
+      pattern = l - np;
+    } else {
+      other = true;
+    }
+  }
+  uint32_t value = kNoNode;
+  uint64_t bit = 0;
+  if (declared != kNoNode) {
+    value = obj.props[declared].node;
+    if (declared < 63) bit = uint64_t{1} << declared;
+  } else if (patterns == 1) {
+    value = obj.pattern_props[pattern].node;
+  } else if (patterns == 0 && other) {
+    value = obj.additional;
+  }
+  if (value == kNoNode || g_.nodes[value].kind == NodeKind::kNever || (parent.seen & bit))
+    return false;
+  parent.seen |= bit;
+  ++parent.n;
+  if (parent.n > obj.max_props) return false;
+  if (obj.max_props != kUnbounded) {
+    const uint64_t missing = info_[parent.node].required & ~parent.seen;
+    if (static_cast<uint32_t>(std::popcount(missing)) > obj.max_props - parent.n) return false;
+  }
+  parent.cur = value;
+  parent.q = kObjColon;
+  parent.ws = 0;
+  frames.pop_back();
+  return true;
+}
+
+bool Machine::push_value(std::vector<Frame>& frames, size_t base, uint32_t node, uint8_t b) const {
+  if (frames.size() - base >= kMaxStack) return false;
+  const GrammarNode& n = g_.nodes[node];
+  Frame f;
+  f.node = node;
+  switch (n.kind) {
+    case NodeKind::kObject:
+      if (b != '{') return false;
+      f.kind = FrameKind::kObject;
+      f.q = kObjFirst;
+      frames.push_back(f);
+      return true;
+    case NodeKind::kArray:
+      if (b != '[') return false;
+      f.kind = FrameKind::kArray;
+      f.q = kArrFirst;
+      frames.push_back(f);
+      return true;
+    case NodeKind::kLeaf: {
+      const Dfa& d = *g_.dfas[n.dfa];
+      f.kind = FrameKind::kLeaf;
+      f.q = d.next(d.start(), b);
+      if (f.q < 0) return false;
+      if (n.counts_chars) count_byte(f, b);
+      frames.push_back(f);
+      return d.final(f.q) ? pop(frames, base) : true;
+    }
+    default:
+      return false;
+  }
+}
+
+// Leaf, object and array options of a node, through nested anyOf.
+static void flat_options(const Grammar& g, uint32_t node, std::vector<uint32_t>& out, int depth) {
+  const GrammarNode& n = g.nodes[node];
+  if (n.kind == NodeKind::kAnyOf) {
+    if (depth > 64) return;
+    for (uint32_t o : n.options) flat_options(g, o, out, depth + 1);
+  } else if (n.kind != NodeKind::kNever) {
+    if (std::find(out.begin(), out.end(), node) == out.end()) out.push_back(node);
+  }
+}
+
+bool Machine::value_start(std::vector<Frame>& frames, size_t base, uint32_t node, uint8_t b,
+                          ConfigSet& out) const {
+  if (g_.nodes[node].kind != NodeKind::kAnyOf) return push_value(frames, base, node, b);
+  thread_local std::vector<uint32_t> options;
+  options.clear();
+  flat_options(g_, node, options, 0);
+  // Each option that takes b becomes its own configuration.
+  thread_local std::vector<Frame> saved;
+  saved.assign(frames.begin() + static_cast<ptrdiff_t>(base), frames.end());
+  const std::vector<uint32_t> opts = options;
+  frames.resize(base);
+  for (uint32_t o : opts) {
+    const size_t at = frames.size();
+    frames.insert(frames.end(), saved.begin(), saved.end());
+    if (push_value(frames, at, o, b) && out.ends.size() < kMaxConfigs) {
+      out.ends.push_back(static_cast<uint32_t>(frames.size()));
+    } else {
+      frames.resize(at);
+    }
+  }
+  return false;  // the forks are committed (or none survived)
+}
+
+bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
+                             ConfigSet& out) const {
+  Frame& t = frames.back();
+  if (is_json_whitespace(b)) return whitespace(t, b);
+  t.ws = 0;
+  switch (t.kind) {
+    case FrameKind::kRoot:
+      return t.q == kRootValue && value_start(frames, base, t.node, b, out);
+    case FrameKind::kObject: {
+      const GrammarNode& obj = g_.nodes[t.node];
+      const bool closable = (t.q == kObjFirst || t.q == kObjAfter) && t.n >= obj.min_props &&
+                            (info_[t.node].required & ~t.seen) == 0;
+      if (b == '}') {
+        if (!closable) return false;
+        frames.pop_back();
+        after_value(frames.back());
+        return true;
+      }
+      if (b == '"' && (t.q == kObjFirst || t.q == kObjKey)) {
+        if (!key_available(t)) return false;
+        const Dfa& d = *g_.dfas[obj.key_dfa];
+        Frame k;
+        k.kind = FrameKind::kKey;
+        k.node = t.node;
+        k.q = d.next(d.start(), b);
+        if (k.q < 0) return false;
+        if ((key_reach(obj.key_dfa, k.q) & available_keys(t)) == 0) return false;
+        frames.push_back(k);
+        return true;
+      }
+      if (b == ':' && t.q == kObjColon) {
+        t.q = kObjValue;
+        return true;
+      }
+      if (b == ',' && t.q == kObjAfter) {
+        if (!key_available(t)) return false;
+        t.q = kObjKey;
+        return true;
+      }
+      if (t.q == kObjValue) {
+        const uint32_t v = t.cur;
+        return value_start(frames, base, v, b, out);
+      }
+      return false;
+    }
+    case FrameKind::kArray: {
+      const GrammarNode& arr = g_.nodes[t.node];
+      auto item = [&](uint32_t i) { return i < arr.prefix.size() ? arr.prefix[i] : arr.items; };
+      if (b == ']') {
+        if (t.q == kArrValue || t.n < arr.min_items) return false;
+        frames.pop_back();
+        after_value(frames.back());
+        return true;
+      }
+      if (b == ',' && t.q == kArrAfter) {
+        if (t.n >= arr.max_items || item(t.n) == kNoNode) return false;
+        if (g_.nodes[item(t.n)].kind == NodeKind::kNever) return false;
+        t.q = kArrValue;
+        return true;
+      }
+      if (t.q == kArrFirst || t.q == kArrValue) {
+        if (t.n >= arr.max_items || item(t.n) == kNoNode) return false;
+        return value_start(frames, base, item(t.n), b, out);
+      }
+      return false;
+    }
+    default:
+      return false;
+  }
+}
+
+bool Machine::leaf_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const {
+  Frame& t = frames.back();
+  const bool key = t.kind == FrameKind::kKey;
+  const Dfa& d = leaf_dfa(t);
+  const int32_t q2 = d.next(t.q, b);
+  if (q2 >= 0) {
+    if (!leaf_advance(key ? &frames[frames.size() - 2] : nullptr, t, b, q2)) return false;
+    return d.final(q2) ? pop(frames, base) : true;
+  }
+  // The lexeme ends before b (numbers); the parent reads b.
+  if (!d.accepting(t.q) || !pop(frames, base)) return false;
+  return container_byte(frames, base, b, out);
+}
+
+bool Machine::feed(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const {
+  const FrameKind k = frames.back().kind;
+  if (k == FrameKind::kLeaf || k == FrameKind::kKey) return leaf_byte(frames, base, b, out);
+  return container_byte(frames, base, b, out);
+}
+
+void Machine::step_one(std::span<const Frame> cfg, uint8_t b, ConfigSet& out) const {
+  const size_t base = out.frames.size();
+  out.frames.insert(out.frames.end(), cfg.begin(), cfg.end());
+  if (feed(out.frames, base, b, out)) {
+    if (out.ends.size() < kMaxConfigs) {
+      out.ends.push_back(static_cast<uint32_t>(out.frames.size()));
+      return;
+    }
+    out.frames.resize(base);
+    return;
+  }
+  // Dead, or forked: forks were committed past `base` already.
+  const size_t committed = out.ends.empty() ? 0 : out.ends.back();
+  out.frames.resize(std::max(base, committed));
+}
+
+void Machine::finish(ConfigSet& out, size_t begin) const {
+  // Drop duplicate configurations (alternatives that have merged).
+  if (out.size() - begin < 2) return;
+  ConfigSet uniq;
+  for (size_t k = 0; k < out.size(); ++k) {
+    const auto c = out.config(k);
+    bool dup = false;
+    for (size_t j = 0; j < uniq.size() && !dup; ++j) {
+      const auto u = uniq.config(j);
+      dup = u.size() == c.size() && std::equal(u.begin(), u.end(), c.begin());
+    }
+    if (dup) continue;
+    uniq.frames.insert(uniq.frames.end(), c.begin(), c.end());
+    uniq.ends.push_back(static_cast<uint32_t>(uniq.frames.size()));
+  }
+  if (uniq.size() != out.size()) out = std::move(uniq);
+}
+
+bool Machine::step(const ConfigSet& in, uint8_t b, ConfigSet& out) const {
+  out.clear();
+  for (size_t k = 0; k < in.size(); ++k) step_one(in.config(k), b, out);
+  finish(out, 0);
+  return !out.empty();
+}
+
+bool Machine::complete_one(std::span<const Frame> cfg) const noexcept {
+  const Frame& top = cfg.back();
+  if (top.kind == FrameKind::kRoot) return top.q == kRootDone;
+  if (top.kind != FrameKind::kLeaf || cfg.size() != 2) return false;
+  const GrammarNode& leaf = g_.nodes[top.node];
+  return g_.dfas[leaf.dfa]->accepting(top.q) && (!leaf.counts_chars || top.n >= leaf.min_chars);
+}
+
+bool Machine::complete(const ConfigSet& s) const noexcept {
+  for (size_t k = 0; k < s.size(); ++k)
+    if (complete_one(s.config(k))) return true;
+  return false;
+}
+
+bool Machine::can_continue(const ConfigSet& s) const {
+  ConfigSet out;
+  for (int b = 0; b < 256; ++b) {
+    out.clear();
+    for (size_t k = 0; k < s.size(); ++k) step_one(s.config(k), static_cast<uint8_t>(b), out);
+    if (!out.empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace nextok::constraint

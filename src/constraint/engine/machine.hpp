@@ -1,0 +1,124 @@
+// The grammar IR run as a pushdown automaton over bytes. A configuration is
+// a stack of frames; alternatives (anyOf, type arrays) that share a prefix
+// are carried side by side as a set of configurations until a byte tells
+// them apart. Every configuration in a set can still reach a complete
+// value: a byte that would lead to a dead end is rejected when it is read.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "constraint/schema/grammar.hpp"
+
+namespace nextok::constraint {
+
+enum class FrameKind : uint8_t { kRoot, kLeaf, kKey, kObject, kArray };
+
+struct Frame {
+  uint32_t node = 0;  // grammar node (kKey: the object node)
+  int32_t q = 0;      // kLeaf/kKey: DFA state; containers: phase
+  uint32_t n = 0;     // kLeaf: code points read; kObject: keys read; kArray: items read
+  uint32_t cur = 0;   // kObject: the node of the value being read
+  uint64_t seen = 0;  // kObject: declared properties read (bit i < 63)
+  uint8_t ws = 0;     // length of the current whitespace run
+  uint8_t esc = 0;    // kLeaf: escape-sequence phase (code point counting)
+  FrameKind kind = FrameKind::kRoot;
+
+  bool operator==(const Frame&) const = default;
+};
+
+// Configurations stored back to back: config k is
+// frames[ends[k-1] .. ends[k]), its top frame last.
+struct ConfigSet {
+  std::vector<Frame> frames;
+  std::vector<uint32_t> ends;
+
+  size_t size() const noexcept { return ends.size(); }
+  bool empty() const noexcept { return ends.empty(); }
+  std::span<const Frame> config(size_t k) const noexcept {
+    const uint32_t b = k == 0 ? 0 : ends[k - 1];
+    return std::span(frames).subspan(b, ends[k] - b);
+  }
+  void clear() noexcept {
+    frames.clear();
+    ends.clear();
+  }
+};
+
+struct ObjectInfo {
+  uint64_t declared_ok = 0;  // declared properties < 63 whose value can exist
+  bool other = false;        // some other key can be read
+  uint64_t required = 0;
+};
+
+// Counts the code points of a JSON string literal as its bytes go by (raw
+// UTF-8 at lead bytes, an escape once, a \u surrogate pair once).
+void count_byte(Frame& f, uint8_t b) noexcept;
+
+class Machine {
+ public:
+  // Sets larger than this keep their first configurations only (sound:
+  // fewer alternatives, never a wrong one).
+  static constexpr size_t kMaxConfigs = 64;
+  static constexpr size_t kMaxStack = 256;  // frames; deeper nesting is rejected
+
+  explicit Machine(const Grammar& g);
+
+  void start(ConfigSet& out) const;
+  // out = every configuration reachable from `in` by byte b (deduplicated).
+  // Returns false when there is none.
+  bool step(const ConfigSet& in, uint8_t b, ConfigSet& out) const;
+  // One configuration (a span of frames) by one byte, appended to out.
+  void step_one(std::span<const Frame> cfg, uint8_t b, ConfigSet& out) const;
+  // A complete value has been read: EOS may come now.
+  bool complete(const ConfigSet& s) const noexcept;
+  bool complete_one(std::span<const Frame> cfg) const noexcept;
+  // Some byte may still follow.
+  bool can_continue(const ConfigSet& s) const;
+
+  const Grammar& grammar() const noexcept { return g_; }
+  // Key DFA state → which labels can still be reached (bit i: declared
+  // property i < 63; bit 63: any other label).
+  uint64_t key_reach(uint32_t dfa, int32_t q) const noexcept {
+    return reach_[dfa][static_cast<size_t>(q)];
+  }
+  // The DFA a leaf or key frame reads.
+  const Dfa& leaf_dfa(const Frame& f) const noexcept {
+    const GrammarNode& n = g_.nodes[f.node];
+    return *g_.dfas[f.kind == FrameKind::kKey ? n.key_dfa : n.dfa];
+  }
+  // Moves a leaf/key frame to DFA state q2 (not final) on byte b, applying
+  // the length and key checks; `below` is the frame under a key (its object).
+  bool leaf_advance(const Frame* below, Frame& top, uint8_t b, int32_t q2) const noexcept;
+  // Keys still allowed in this object frame, as key_reach bits.
+  uint64_t available_keys(const Frame& obj) const noexcept;
+  const ObjectInfo& object(uint32_t node) const noexcept { return info_[node]; }
+  // Pops a leaf/key frame that has finished (its checks applied) and moves
+  // the parent on; false if the parent cannot take the value.
+  bool pop(std::vector<Frame>& cfg, size_t base) const;
+  // Steps the frames from `base` (one configuration at the end of
+  // `frames`) by byte b; may append forks. Returns false when the
+  // configuration dies (the caller truncates it).
+  bool feed(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
+
+ private:
+  bool value_start(std::vector<Frame>& frames, size_t base, uint32_t node, uint8_t b,
+                   ConfigSet& out) const;
+  bool push_value(std::vector<Frame>& frames, size_t base, uint32_t node, uint8_t b) const;
+  bool container_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
+  bool leaf_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
+  bool whitespace(Frame& f, uint8_t b) const noexcept;
+  bool key_available(const Frame& obj) const noexcept;
+  void finish(ConfigSet& out, size_t begin) const;
+
+  const Grammar& g_;
+  static ObjectInfo object_info(const Grammar& g, const GrammarNode& obj);
+
+  std::vector<std::vector<uint64_t>> reach_;  // per DFA used as a key DFA
+  std::vector<ObjectInfo> info_;              // per object node
+};
+
+bool is_json_whitespace(uint8_t b) noexcept;
+
+}  // namespace nextok::constraint

@@ -1,0 +1,143 @@
+#include "constraint/schema/formats.hpp"
+
+#include <string>
+#include <vector>
+
+namespace nextok::constraint {
+
+namespace {
+
+std::string group(const std::vector<std::string>& alts) {
+  std::string out = "(?:";
+  for (size_t k = 0; k < alts.size(); ++k) out += (k ? "|" : "") + alts[k];
+  return out + ")";
+}
+
+std::string count(int lo, int hi) {
+  std::string out = "{";
+  out += std::to_string(lo);
+  out += ',';
+  out += std::to_string(hi);
+  out += '}';
+  return out;
+}
+
+// --- Dates and times (RFC 3339 section 5.6) ---------------------------------
+
+std::string date() {
+  // Year 0000 does not exist (Python's date rejects it).
+  const std::string year = "(?:\\d{3}[1-9]|\\d\\d[1-9]0|\\d[1-9]00|[1-9]000)";
+  // Divisible by 4 and not by 100, or by 400.
+  const std::string by4 = "(?:0[48]|[2468][048]|[13579][26])";
+  const std::string leap = "(?:\\d\\d" + by4 + "|" + by4 + "00)";
+  const std::string month_day =
+      group({"(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])", "(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)",
+             "02-(?:0[1-9]|1\\d|2[0-8])"});
+  return group({year + "-" + month_day, leap + "-02-29"});
+}
+
+std::string time() {
+  // Seconds stop at 59: a leap second is valid only at the end of some UTC
+  // days, which a pattern cannot know.
+  const std::string hour = "(?:[01]\\d|2[0-3])";
+  return hour + ":[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:[Zz]|[+-]" + hour + ":[0-5]\\d)";
+}
+
+// --- IP addresses -----------------------------------------------------------
+
+std::string ipv4() {
+  const std::string octet = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+  return octet + "(?:\\." + octet + "){3}";
+}
+
+// RFC 4291 section 2.2: eight groups, "::" standing for one or more zero
+// groups, and the last two groups optionally written as an IPv4 address.
+std::string ipv6() {
+  const std::string h = "[0-9A-Fa-f]{1,4}";
+  const std::string v4 = ipv4();
+  // n groups joined by ':' (n >= 1).
+  auto groups = [&](int n) {
+    return n == 1 ? h : h + "(?::" + h + "){" + std::to_string(n - 1) + "}";
+  };
+  std::vector<std::string> alts = {"(?:" + h + ":){7}" + h, "(?:" + h + ":){6}" + v4};
+  for (int before = 0; before <= 7; ++before) {
+    const std::string head = (before ? groups(before) : "") + "::";
+    const int after = 7 - before;  // groups "::" leaves room for
+    alts.push_back(after ? head + "(?:" + h + "(?::" + h + ")" + count(0, after - 1) + ")?" : head);
+    if (before <= 5) alts.push_back(head + "(?:" + h + ":)" + count(0, 5 - before) + v4);
+  }
+  return group(alts);
+}
+
+// --- Host names -------------------------------------------------------------
+
+// One RFC 1123 label of 1..max_len (>= 5) characters: letters, digits and
+// inner hyphens, and not "--" at positions 3-4 (reserved for A-labels).
+std::string label(int max_len) {
+  const std::string a = "[A-Za-z0-9]", d = "[A-Za-z0-9-]";
+  return a + "(?:" + d + "{0,2}" + a + "|" + d + "(?:" + a + d + "|-" + a + ")" + d +
+         count(0, max_len - 5) + a + ")?";
+}
+
+// Dot-separated labels totalling at most max_total characters, through
+// schedules (labels of at most 63, 30 or 14 characters, as many as fit).
+std::string hostname(int max_total) {
+  std::vector<std::string> alts;
+  for (int len : {63, 30, 14}) {
+    const int n = (max_total + 1) / (len + 1);
+    const std::string l = label(len);
+    alts.push_back(l + "(?:\\." + l + ")" + count(0, n - 1));
+  }
+  return group(alts);
+}
+
+// --- Email (RFC 5321 Mailbox, dot-atom local part) --------------------------
+
+std::string email() {
+  const std::string atext = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]";
+  const std::string local = group({atext + "{1,64}", atext + "(?:\\.?" + atext + "){0,31}"});
+  // 254 characters in all: 64 + "@" + 189.
+  return local + "@" + hostname(189);
+}
+
+// --- URI (RFC 3986 section 3, absolute with optional fragment) --------------
+
+std::string uri() {
+  const std::string pct = "%[0-9A-Fa-f]{2}";
+  // unreserved and sub-delims; each class below ends with '-'.
+  const std::string unreserved_sub = "A-Za-z0-9._~!$&'()*+,;=";
+  const std::string pchar = "(?:[" + unreserved_sub + ":@-]|" + pct + ")";
+  const std::string scheme = "[A-Za-z][A-Za-z0-9+.-]*";
+  const std::string userinfo = "(?:[" + unreserved_sub + ":-]|" + pct + ")*";
+  const std::string reg_name = "(?:[" + unreserved_sub + "-]|" + pct + ")*";
+  const std::string host = group({"\\[" + ipv6() + "\\]", reg_name});
+  const std::string authority = "(?:" + userinfo + "@)?" + host + "(?::\\d*)?";
+  const std::string segment = pchar + "*", segment_nz = pchar + "+";
+  const std::string hier = group({"//" + authority + "(?:/" + segment + ")*",
+                                  "/(?:" + segment_nz + "(?:/" + segment + ")*)?",
+                                  segment_nz + "(?:/" + segment + ")*", ""});
+  const std::string query = "(?:" + pchar + "|[/?])*";
+  return scheme + ":" + hier + "(?:\\?" + query + ")?(?:#" + query + ")?";
+}
+
+std::string uuid() {
+  const std::string x = "[0-9A-Fa-f]";
+  return x + "{8}-" + x + "{4}-" + x + "{4}-" + x + "{4}-" + x + "{12}";
+}
+
+}  // namespace
+
+std::optional<std::string> format_regex(std::string_view format) {
+  if (format == "date-time") return date() + "[Tt]" + time();
+  if (format == "date") return date();
+  if (format == "time") return time();
+  if (format == "email" || format == "idn-email") return email();
+  if (format == "hostname" || format == "idn-hostname") return hostname(253);
+  if (format == "ipv4") return ipv4();
+  if (format == "ipv6") return ipv6();
+  if (format == "uri") return uri();
+  if (format == "uuid") return uuid();
+  return std::nullopt;
+}
+
+}  // namespace nextok::constraint

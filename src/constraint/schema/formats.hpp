@@ -1,0 +1,38 @@
+// Regular expressions for JSON Schema `format` values (draft 2020-12), for
+// full-match use with Dfa::compile over the decoded string. Each pattern is
+// sound: every string it matches is valid for the format under the draft
+// 2020-12 definitions and under Python jsonschema's FormatChecker with its
+// format extras. Where exactness would cost too many DFA states or needs
+// more than syntax, the pattern is a conservative subset:
+//
+// - date-time, time: no leap second (seconds 00-59); "T"/"Z" in either case.
+//   date and date-time know leap years exactly (Feb 29 only in leap years).
+// - hostname (RFC 1123): ASCII labels of letters, digits and inner hyphens
+//   without "--" at positions 3-4 (so no punycode "xn--" labels, whose
+//   validity is not syntactic), and no trailing dot. The 253-character limit
+//   is kept by label-count schedules: up to 3 labels of up to 63 characters,
+//   up to 8 labels of up to 30, or up to 16 labels of up to 14.
+// - email: a dot-atom local part (up to 64 characters without dots; with
+//   dots, up to 32 non-dot characters) "@" a hostname-like domain, kept
+//   within RFC 5321's 254-character mailbox (domain schedules 2×63, 6×30 or
+//   12×14). No quoted local parts, no address literals.
+// - uri: RFC 3986 absolute URI (scheme, optional authority with userinfo,
+//   reg-name or [IPv6] host and port, path, query, fragment), ASCII with
+//   percent-encoding; no IPvFuture literals.
+// - ipv4: dotted decimal without leading zeros; ipv6: exactly the RFC 4291
+//   text forms (1-4 hex digits per group, "::", embedded IPv4), no zone id.
+// - idn-hostname and idn-email: the ASCII patterns above (sound subsets).
+// - uuid: 8-4-4-4-12 hex digits in either case.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace nextok::constraint {
+
+// The pattern for a `format` value; nullopt for formats without one (the
+// caller then leaves the string unconstrained or reports it, by policy).
+std::optional<std::string> format_regex(std::string_view format);
+
+}  // namespace nextok::constraint

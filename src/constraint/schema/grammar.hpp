@@ -1,0 +1,69 @@
+// The grammar IR that JSON Schema (and json_object) compile to: a graph of
+// value nodes whose leaves are byte DFAs (strings with their quotes,
+// numbers, literals, enum values) and whose inner nodes are objects, arrays
+// and alternatives. Recursion is a cycle in the graph. The matcher
+// (constraint/engine) runs it as a pushdown automaton over bytes.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "constraint/regex/dfa.hpp"
+
+namespace nextok::constraint {
+
+inline constexpr uint32_t kNoNode = std::numeric_limits<uint32_t>::max();
+inline constexpr uint32_t kUnbounded = std::numeric_limits<uint32_t>::max();
+
+enum class NodeKind : uint8_t {
+  kNever,   // no value (the `false` schema, unsatisfiable constraints)
+  kLeaf,    // a lexeme read by a DFA
+  kObject,  // { properties }
+  kArray,   // [ items ]
+  kAnyOf,   // any of the options (the matcher tracks them side by side)
+};
+
+struct ObjectProperty {
+  std::string name;  // decoded key text
+  uint32_t node;
+};
+
+struct PatternProperty {
+  std::string pattern;
+  uint32_t node;
+};
+
+struct GrammarNode {
+  NodeKind kind = NodeKind::kNever;
+  // kLeaf: the DFA; strings (json_string DFAs) also count code points.
+  uint32_t dfa = 0;
+  bool counts_chars = false;
+  uint32_t min_chars = 0, max_chars = kUnbounded;
+  // kObject. Keys are read by key_dfa, labeled: label i < props.size() is
+  // property i, then one label per pattern property, then (when additional
+  // is not kNoNode) a last label for any other key.
+  std::vector<ObjectProperty> props;
+  std::vector<PatternProperty> pattern_props;
+  std::vector<uint32_t> required;  // indexes into props, all < 64
+  uint32_t additional = kNoNode;   // node for other keys; kNoNode: none allowed
+  uint32_t key_dfa = 0;
+  uint32_t min_props = 0, max_props = kUnbounded;
+  // kArray.
+  std::vector<uint32_t> prefix;
+  uint32_t items = kNoNode;  // after the prefix; kNoNode: no more items
+  uint32_t min_items = 0, max_items = kUnbounded;
+  // kAnyOf.
+  std::vector<uint32_t> options;
+};
+
+struct Grammar {
+  std::vector<GrammarNode> nodes;
+  std::vector<std::shared_ptr<const Dfa>> dfas;
+  uint32_t root = kNoNode;
+  uint8_t max_whitespace = 20;  // longest whitespace run between tokens; 0 = compact
+};
+
+}  // namespace nextok::constraint

@@ -1,0 +1,755 @@
+// JSON Schema → grammar IR. A subschema is compiled as a conjunction of
+// schema objects ("parts"): $ref and allOf add parts instead of building
+// merged documents, so recursion is a memo hit on the same set of parts and
+// allOf needs no JSON surgery. anyOf/oneOf distribute over the other parts.
+#include "constraint/schema/schema_compiler.hpp"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "constraint/schema/formats.hpp"
+#include "constraint/schema/number_ranges.hpp"
+#include "constraint/schema/schema_refs.hpp"
+#include "constraint/schema/schema_types.hpp"
+#include "nextok/error.hpp"
+
+namespace nextok::constraint {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Keywords that constrain but are not enforced: strict mode rejects them.
+constexpr const char* kUnsupported[] = {"not",
+                                        "if",
+                                        "then",
+                                        "else",
+                                        "contains",
+                                        "minContains",
+                                        "maxContains",
+                                        "propertyNames",
+                                        "dependencies",
+                                        "dependentSchemas",
+                                        "dependentRequired",
+                                        "unevaluatedProperties",
+                                        "unevaluatedItems",
+                                        "$dynamicRef",
+                                        "$recursiveRef"};
+
+class Compiler {
+ public:
+  Compiler(const json& root, const SchemaCompileOptions& opt, const StandardDfas& sd)
+      : refs_(root), opt_(opt), sd_(sd) {
+    g_.max_whitespace = opt.max_whitespace;
+    for (const auto& d :
+         {sd.string, sd.number, sd.integer, sd.true_, sd.false_, sd.null_, sd.integer_strict}) {
+      g_.dfas.push_back(d);
+    }
+    // Draft 4 (and 3) does not count 1.0 as an integer; later drafts do.
+    if (root.is_object() && root.contains("$schema") && root["$schema"].is_string()) {
+      const std::string uri = root["$schema"].get<std::string>();
+      draft4_ =
+          uri.find("draft-04") != std::string::npos || uri.find("draft-03") != std::string::npos;
+    }
+  }
+
+  CompiledSchema run(const json& root) {
+    g_.root = conj({Part{&root, "", 0}}, 0);
+    prune_unproductive(g_);
+    if (g_.nodes[g_.root].kind == NodeKind::kNever) {
+      fail(ErrorCode::kInvalidArgument, "", "no JSON value satisfies this schema");
+    }
+    return {std::move(g_), std::move(warnings_)};
+  }
+
+ private:
+  // --- parts and memo -----------------------------------------------------
+  enum : uint32_t { kAnyOfDone = 1, kOneOfDone = 2 };
+  struct Part {
+    const json* j;
+    std::string ptr;  // JSON pointer, for errors
+    uint32_t done;    // alternatives already distributed
+  };
+  using Key = std::vector<std::pair<const json*, uint32_t>>;
+
+  [[noreturn]] void fail(ErrorCode code, const std::string& ptr, const std::string& why) const {
+    throw Error(code, ptr.empty() ? "/" : ptr,
+                "schema at " + (ptr.empty() ? "/" : ptr) + ": " + why);
+  }
+
+  void unsupported(const std::string& ptr, const std::string& what) {
+    if (opt_.strict) fail(ErrorCode::kUnsupported, ptr, what + " is not supported");
+    warnings_.push_back((ptr.empty() ? "/" : ptr) + ": " + what + " is ignored");
+  }
+
+  uint32_t add(GrammarNode n) {
+    if (g_.nodes.size() >= opt_.max_nodes) {
+      fail(ErrorCode::kInvalidArgument, "",
+           "schema needs more than " + std::to_string(opt_.max_nodes) + " grammar nodes");
+    }
+    g_.nodes.push_back(std::move(n));
+    return static_cast<uint32_t>(g_.nodes.size() - 1);
+  }
+
+  uint32_t add_dfa(Dfa d) {
+    dfa_states_ += d.states();
+    if (dfa_states_ > opt_.max_dfa_states) {
+      fail(ErrorCode::kInvalidArgument, "",
+           "schema needs more than " + std::to_string(opt_.max_dfa_states) + " DFA states");
+    }
+    g_.dfas.push_back(std::make_shared<const Dfa>(std::move(d)));
+    return static_cast<uint32_t>(g_.dfas.size() - 1);
+  }
+
+  uint32_t never() {
+    if (never_ == kNoNode) never_ = add({});
+    return never_;
+  }
+  // kNever, and not a node whose definition is still being compiled
+  // (recursion reaches those before they are filled in).
+  bool is_never(uint32_t n) const {
+    return g_.nodes[n].kind == NodeKind::kNever && !pending_.contains(n);
+  }
+
+  uint32_t leaf(uint32_t dfa) {
+    GrammarNode n;
+    n.kind = NodeKind::kLeaf;
+    n.dfa = dfa;
+    return add(std::move(n));
+  }
+
+  // Any JSON value: shared by `true`, `{}` and default additionalProperties.
+  uint32_t any() {
+    if (any_ != kNoNode) return any_;
+    any_ = add({});
+    GrammarNode obj;
+    obj.kind = NodeKind::kObject;
+    obj.additional = any_;
+    obj.key_dfa = kStringDfa;
+    GrammarNode arr;
+    arr.kind = NodeKind::kArray;
+    arr.items = any_;
+    GrammarNode alt;
+    alt.kind = NodeKind::kAnyOf;
+    alt.options = {add(std::move(obj)), add(std::move(arr)), leaf(kStringDfa), leaf(kNumberDfa),
+                   leaf(kTrueDfa),      leaf(kFalseDfa),     leaf(kNullDfa)};
+    g_.nodes[any_] = std::move(alt);
+    return any_;
+  }
+
+  // Expands $ref and allOf into parts; false if some part is `false`.
+  bool flatten(std::vector<Part>& parts) {
+    std::vector<Part> out;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      Part p = parts[k];
+      const json& j = *p.j;
+      if (j.is_boolean()) {
+        if (!j.get<bool>()) return false;
+        continue;
+      }
+      if (!j.is_object())
+        fail(ErrorCode::kInvalidArgument, p.ptr, "a schema must be an object or a boolean");
+      const bool dup = std::any_of(out.begin(), out.end(),
+                                   [&](const Part& q) { return q.j == p.j && q.done == p.done; });
+      if (dup) continue;
+      out.push_back(p);
+      if (auto it = j.find("$ref"); it != j.end()) {
+        if (!it->is_string())
+          fail(ErrorCode::kInvalidArgument, p.ptr + "/$ref", "$ref must be a string");
+        auto [target, where] = refs_.resolve(it->get<std::string>(), p.j, p.ptr);
+        parts.push_back({target, where, 0});
+      }
+      if (auto it = j.find("allOf"); it != j.end()) {
+        if (!it->is_array() || it->empty()) {
+          fail(ErrorCode::kInvalidArgument, p.ptr + "/allOf", "allOf must be a non-empty array");
+        }
+        for (size_t i = 0; i < it->size(); ++i) {
+          parts.push_back({&(*it)[i], p.ptr + "/allOf/" + std::to_string(i), 0});
+        }
+      }
+      if (parts.size() > 10000)
+        fail(ErrorCode::kInvalidArgument, p.ptr, "allOf/$ref expansion is too large");
+    }
+    parts = std::move(out);
+    return true;
+  }
+
+  // --- the conjunction ----------------------------------------------------
+  uint32_t conj(std::vector<Part> parts, size_t depth) {
+    if (depth > opt_.max_depth) {
+      fail(ErrorCode::kInvalidArgument, parts.empty() ? "" : parts[0].ptr,
+           "schema nesting is deeper than " + std::to_string(opt_.max_depth));
+    }
+    if (!flatten(parts)) return never();
+    if (parts.empty()) return any();
+    Key key;
+    for (const auto& p : parts) key.emplace_back(p.j, p.done);
+    std::sort(key.begin(), key.end());
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    const uint32_t self = add({});
+    memo_[key] = self;
+    pending_.insert(self);
+    GrammarNode built = build(parts, depth);
+    g_.nodes[self] = std::move(built);
+    pending_.erase(self);
+    return self;
+  }
+
+  GrammarNode build(std::vector<Part>& parts, size_t depth) {
+    for (auto& p : parts) {
+      for (const char* kw : kUnsupported) {
+        if (p.j->contains(kw)) unsupported(p.ptr + "/" + kw, std::string("keyword \"") + kw + "\"");
+      }
+      if (auto it = p.j->find("uniqueItems");
+          it != p.j->end() && it->is_boolean() && it->get<bool>()) {
+        unsupported(p.ptr + "/uniqueItems", "uniqueItems: true");
+      }
+    }
+    // Alternatives distribute over the rest of the conjunction.
+    for (size_t k = 0; k < parts.size(); ++k) {
+      for (const auto& [kw, bit] :
+           {std::pair{"anyOf", kAnyOfDone}, std::pair{"oneOf", kOneOfDone}}) {
+        if (parts[k].done & bit) continue;
+        auto it = parts[k].j->find(kw);
+        if (it == parts[k].j->end()) continue;
+        if (!it->is_array() || it->empty()) {
+          fail(ErrorCode::kInvalidArgument, parts[k].ptr + "/" + kw,
+               std::string(kw) + " must be a non-empty array");
+        }
+        GrammarNode alt;
+        alt.kind = NodeKind::kAnyOf;
+        for (size_t i = 0; i < it->size(); ++i) {
+          std::vector<Part> sub = parts;
+          sub[k].done |= bit;
+          sub.push_back({&(*it)[i], parts[k].ptr + "/" + kw + "/" + std::to_string(i), 0});
+          const uint32_t o = conj(std::move(sub), depth + 1);
+          if (!is_never(o) || bit == kOneOfDone) alt.options.push_back(o);
+        }
+        if (bit == kOneOfDone && !branches_disjoint(g_, alt.options)) {
+          if (opt_.strict) {
+            fail(ErrorCode::kUnsupported, parts[k].ptr + "/oneOf",
+                 "oneOf branches that may overlap cannot be enforced (use anyOf, or make them "
+                 "disjoint by type, const or required properties)");
+          }
+          warnings_.push_back(parts[k].ptr + "/oneOf: enforced as anyOf");
+        }
+        std::erase_if(alt.options, [&](uint32_t o) { return is_never(o); });
+        if (alt.options.empty()) return {};
+        return alt;
+      }
+    }
+    return plain(parts, depth);
+  }
+
+  GrammarNode plain(std::vector<Part>& parts, size_t depth);
+  std::vector<uint32_t> enum_options(std::vector<Part>& parts, unsigned types, const json& values);
+  uint32_t const_node(const json& v);
+  Dfa pattern_dfa(const std::string& pattern, bool search, const std::string& ptr);
+  uint32_t key_dfa(const GrammarNode& n);
+  uint32_t string_node(std::vector<Part>& parts, const Dfa* literal);
+  uint32_t number_node(std::vector<Part>& parts, bool integer);
+  bool number_allowed(const std::vector<Part>& parts, const json& v) const {
+    return std::all_of(parts.begin(), parts.end(),
+                       [&](const Part& p) { return number_satisfies(*p.j, v); });
+  }
+  uint32_t object_node(std::vector<Part>& parts, size_t depth);
+  uint32_t array_node(std::vector<Part>& parts, size_t depth);
+
+  static constexpr uint32_t kStringDfa = 0, kNumberDfa = 1, kIntegerDfa = 2, kTrueDfa = 3,
+                            kFalseDfa = 4, kNullDfa = 5, kStrictIntegerDfa = 6;
+  bool draft4_ = false;
+
+  SchemaRefs refs_;
+  SchemaCompileOptions opt_;
+  const StandardDfas& sd_;
+  Grammar g_;
+  std::vector<std::string> warnings_;
+  std::map<Key, uint32_t> memo_;
+  std::set<uint32_t> pending_;
+  uint32_t never_ = kNoNode, any_ = kNoNode;
+  size_t dfa_states_ = 0;
+};
+
+// --- values ----------------------------------------------------------------
+
+// A regex for the spellings of number v that JSON Schema counts as equal:
+// 2, 2.0 and 2.00 for an integer value; trailing zeros for a fraction.
+std::string number_spellings(const json& v, bool integral) {
+  if (integral && std::abs(v.get<double>()) < 9007199254740992.0) {
+    const auto i = static_cast<long long>(v.get<double>());
+    const std::string digits = std::to_string(i < 0 ? -i : i);
+    return (i < 0 ? "-" : i == 0 ? "-?" : "") + digits + "(\\.0+)?";
+  }
+  std::string text = v.dump();
+  if (text.find_first_of("eE") != std::string::npos) {
+    std::string out;  // escape the regex specials of a number text
+    for (char c : text) {
+      if (c == '.' || c == '+') out += '\\';
+      out += c;
+    }
+    return out;
+  }
+  std::string out;
+  for (char c : text) {
+    if (c == '.') out += '\\';
+    out += c;
+  }
+  return out + "0*";
+}
+
+GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
+  unsigned types = kAllTypes;
+  const json* values = nullptr;
+  json common;  // the intersection of several enum/const lists
+  for (const auto& p : parts) {
+    if (auto it = p.j->find("type"); it != p.j->end()) types &= parse_types(*it, p.ptr + "/type");
+    for (const char* kw : {"enum", "const"}) {
+      auto it = p.j->find(kw);
+      if (it == p.j->end()) continue;
+      json list = std::string(kw) == "const" ? json::array({*it}) : *it;
+      if (!list.is_array())
+        fail(ErrorCode::kInvalidArgument, p.ptr + "/enum", "enum must be an array");
+      if (list.size() > opt_.max_enum_values) {
+        fail(ErrorCode::kInvalidArgument, p.ptr + "/" + kw,
+             "enum has more than " + std::to_string(opt_.max_enum_values) + " values");
+      }
+      if (!values) {
+        common = std::move(list);
+      } else {
+        json keep = json::array();
+        for (const auto& v : common)
+          if (std::find(list.begin(), list.end(), v) != list.end()) keep.push_back(v);
+        common = std::move(keep);
+      }
+      values = &common;
+    }
+  }
+  if (types & kInteger && types & kNumber) types &= ~kInteger;  // integer ⊂ number
+  std::vector<uint32_t> options;
+  if (values) {
+    options = enum_options(parts, types, *values);
+  } else {
+    if (types & kNull) options.push_back(leaf(kNullDfa));
+    if (types & kBoolean) {
+      options.push_back(leaf(kTrueDfa));
+      options.push_back(leaf(kFalseDfa));
+    }
+    if (types & kString) options.push_back(string_node(parts, nullptr));
+    if (types & (kNumber | kInteger)) options.push_back(number_node(parts, !(types & kNumber)));
+    if (types & kObject) options.push_back(object_node(parts, depth));
+    if (types & kArray) options.push_back(array_node(parts, depth));
+  }
+  std::erase_if(options, [&](uint32_t o) { return is_never(o); });
+  if (options.empty()) return {};
+  if (options.size() == 1) return g_.nodes[options[0]];
+  GrammarNode alt;
+  alt.kind = NodeKind::kAnyOf;
+  alt.options = std::move(options);
+  return alt;
+}
+
+std::vector<uint32_t> Compiler::enum_options(std::vector<Part>& parts, unsigned types,
+                                             const json& values) {
+  std::vector<std::string> strings, scalars;
+  std::vector<uint32_t> options;
+  for (const auto& v : values) {
+    if (v.is_string()) {
+      if (types & kString) strings.push_back(v.get<std::string>());
+    } else if (v.is_number()) {
+      const bool integral =
+          v.is_number_integer() || v.is_number_unsigned() ||
+          (v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>())));
+      if ((types & kNumber || (types & kInteger && integral)) && number_allowed(parts, v)) {
+        scalars.push_back(number_spellings(v, integral));
+      }
+    } else if (v.is_boolean()) {
+      if (types & kBoolean) scalars.push_back(v.dump());  // true / false: no regex syntax
+    } else if (v.is_null()) {
+      if (types & kNull) scalars.push_back("null");
+    } else if ((v.is_object() && types & kObject) || (v.is_array() && types & kArray)) {
+      for (const auto& p : parts) {
+        for (const char* kw : {"properties", "required", "additionalProperties",
+                               "patternProperties", "items", "prefixItems", "minItems", "maxItems",
+                               "minProperties", "maxProperties", "additionalItems"}) {
+          if (p.j->contains(kw))
+            unsupported(p.ptr + "/" + kw, std::string(kw) + " together with enum/const");
+        }
+      }
+      options.push_back(const_node(v));
+    }
+  }
+  if (!strings.empty()) {
+    std::vector<RegexAlternative> alts;
+    for (const auto& s : strings) alts.push_back({s, true});
+    RegexOptions ro;
+    ro.json_string = true;
+    ro.max_states = opt_.max_dfa_states;
+    const Dfa lit = Dfa::compile_labeled(alts, ro);
+    options.push_back(string_node(parts, &lit));
+  }
+  if (!scalars.empty()) {
+    std::sort(scalars.begin(), scalars.end());
+    scalars.erase(std::unique(scalars.begin(), scalars.end()), scalars.end());
+    std::vector<RegexAlternative> alts;
+    for (const auto& s : scalars) alts.push_back({s, false});  // regexes (literals escape nothing)
+    RegexOptions ro;
+    ro.max_states = opt_.max_dfa_states;
+    options.push_back(leaf(add_dfa(Dfa::compile_labeled(alts, ro))));
+  }
+  return options;
+}
+
+// An object or array value of enum/const, exactly (any whitespace).
+uint32_t Compiler::const_node(const json& v) {
+  if (v.is_object()) {
+    GrammarNode n;
+    n.kind = NodeKind::kObject;
+    if (v.size() > 64) fail(ErrorCode::kUnsupported, "", "const objects with more than 64 keys");
+    for (const auto& [k, x] : v.items()) {
+      n.required.push_back(static_cast<uint32_t>(n.props.size()));
+      n.props.push_back({k, const_node(x)});
+    }
+    n.key_dfa = key_dfa(n);
+    return add(std::move(n));
+  }
+  if (v.is_array()) {
+    GrammarNode n;
+    n.kind = NodeKind::kArray;
+    for (const auto& x : v) n.prefix.push_back(const_node(x));
+    n.min_items = n.max_items = static_cast<uint32_t>(v.size());
+    return add(std::move(n));
+  }
+  const std::string text = v.dump();
+  RegexOptions ro;
+  ro.json_string = v.is_string();
+  const std::string content = v.is_string() ? v.get<std::string>() : text;
+  const RegexAlternative alt{content, true};
+  return leaf(add_dfa(Dfa::compile_labeled(std::span(&alt, 1), ro)));
+}
+
+Dfa Compiler::pattern_dfa(const std::string& pattern, bool search, const std::string& ptr) {
+  RegexOptions ro;
+  ro.json_string = true;
+  ro.full_match = !search;
+  ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
+  try {
+    return Dfa::compile(pattern, ro);
+  } catch (const Error& e) {
+    fail(e.code(), ptr, e.what());
+  }
+}
+
+uint32_t Compiler::string_node(std::vector<Part>& parts, const Dfa* literal) {
+  std::optional<Dfa> d;
+  if (literal) d = *literal;
+  uint32_t min_chars = 0, max_chars = kUnbounded;
+  auto narrow = [&](Dfa x) {
+    d = d ? Dfa::intersect(*d, x, std::min<size_t>(opt_.max_dfa_states, 20000)) : std::move(x);
+  };
+  for (const auto& p : parts) {
+    if (auto it = p.j->find("pattern"); it != p.j->end()) {
+      if (!it->is_string())
+        fail(ErrorCode::kInvalidArgument, p.ptr + "/pattern", "pattern must be a string");
+      try {
+        narrow(pattern_dfa(it->get<std::string>(), true, p.ptr + "/pattern"));
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kUnsupported || opt_.strict) throw;
+        warnings_.push_back(p.ptr + "/pattern: " + e.what() + "; ignored");
+      }
+    }
+    if (auto it = p.j->find("format"); it != p.j->end() && it->is_string()) {
+      if (auto re = format_regex(it->get<std::string>())) {
+        narrow(pattern_dfa(*re, false, p.ptr + "/format"));
+      } else {
+        // An annotation in draft 2020-12, but users expect it to hold.
+        unsupported(p.ptr + "/format", "format \"" + it->get<std::string>() + "\"");
+      }
+    }
+    if (auto it = p.j->find("minLength"); it != p.j->end()) {
+      min_chars = std::max(min_chars, count_of(*it, p.ptr + "/minLength"));
+    }
+    if (auto it = p.j->find("maxLength"); it != p.j->end()) {
+      max_chars = std::min(max_chars, count_of(*it, p.ptr + "/maxLength"));
+    }
+  }
+  if (min_chars > max_chars || (d && d->empty())) return never();
+  GrammarNode n;
+  n.kind = NodeKind::kLeaf;
+  n.dfa = d ? add_dfa(std::move(*d)) : kStringDfa;
+  n.counts_chars = min_chars > 0 || max_chars != kUnbounded;
+  n.min_chars = min_chars;
+  n.max_chars = max_chars;
+  return add(std::move(n));
+}
+
+uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
+  NumberBounds b;
+  bool bounded = false;
+  for (const auto& p : parts) bounded |= b.add(*p.j, p.ptr);
+  std::optional<std::string> multiple_re;
+  for (const auto& p : parts) {
+    auto it = p.j->find("multipleOf");
+    if (it == p.j->end()) continue;
+    if (!it->is_number() || it->get<double>() <= 0) {
+      fail(ErrorCode::kInvalidArgument, p.ptr + "/multipleOf", "multipleOf must be a number > 0");
+    }
+    if (auto re = multiple_of_regex(*it, integer)) {
+      if (multiple_re) unsupported(p.ptr + "/multipleOf", "several multipleOf");
+      multiple_re = re;
+    } else {
+      unsupported(p.ptr + "/multipleOf", "multipleOf " + it->dump());
+    }
+  }
+  if (!bounded && !multiple_re)
+    return leaf(integer ? (draft4_ ? kStrictIntegerDfa : kIntegerDfa) : kNumberDfa);
+  std::optional<Dfa> d;
+  RegexOptions ro;
+  ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
+  if (bounded) {
+    auto re = number_range_regex(b.lo, b.hi, integer);
+    if (!re) return never();
+    d = Dfa::compile(*re, ro);
+  } else {
+    d = Dfa::compile(integer ? kIntegerRegexText : kNumberRegex, ro);
+  }
+  if (multiple_re) d = Dfa::intersect(*d, Dfa::compile(*multiple_re, ro), ro.max_states);
+  if (integer && draft4_) d = Dfa::intersect(*d, *sd_.integer_strict, ro.max_states);
+  if (d->empty()) return never();
+  return leaf(add_dfa(std::move(*d)));
+}
+
+// --- containers ------------------------------------------------------------
+
+// The labeled key automaton of an object node (see GrammarNode).
+uint32_t Compiler::key_dfa(const GrammarNode& n) {
+  if (n.props.empty() && n.pattern_props.empty() && n.additional != kNoNode) return kStringDfa;
+  std::vector<RegexAlternative> alts;
+  for (const auto& p : n.props) alts.push_back({p.name, true});
+  for (const auto& p : n.pattern_props) alts.push_back({p.pattern, false});
+  if (n.additional != kNoNode) alts.push_back({"[^]*", false});
+  RegexOptions ro;
+  ro.json_string = true;
+  ro.full_match = false;  // patterns search; literals are always whole
+  ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
+  if (alts.empty()) return add_dfa(Dfa{});
+  // "[^]*" with search semantics is still every string.
+  return add_dfa(Dfa::compile_labeled(alts, ro));
+}
+
+uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
+  GrammarNode n;
+  n.kind = NodeKind::kObject;
+  // Declared names, in order of first appearance; required ones first so
+  // that they fit the matcher's 64-bit seen set.
+  std::vector<std::string> names, required;
+  const Part* with_patterns = nullptr;
+  for (const auto& p : parts) {
+    if (auto it = p.j->find("properties"); it != p.j->end()) {
+      if (!it->is_object())
+        fail(ErrorCode::kInvalidArgument, p.ptr + "/properties", "properties must be an object");
+      for (const auto& [k, v] : it->items()) {
+        if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+      }
+    }
+    if (auto it = p.j->find("required"); it != p.j->end()) {
+      if (!it->is_array())
+        fail(ErrorCode::kInvalidArgument, p.ptr + "/required", "required must be an array");
+      for (const auto& r : *it) {
+        if (!r.is_string())
+          fail(ErrorCode::kInvalidArgument, p.ptr + "/required", "required names must be strings");
+        if (std::find(required.begin(), required.end(), r.get<std::string>()) == required.end()) {
+          required.push_back(r.get<std::string>());
+        }
+        if (std::find(names.begin(), names.end(), r.get<std::string>()) == names.end()) {
+          names.push_back(r.get<std::string>());
+        }
+      }
+    }
+    if (auto it = p.j->find("patternProperties"); it != p.j->end() && !it->empty()) {
+      if (!it->is_object()) {
+        fail(ErrorCode::kInvalidArgument, p.ptr + "/patternProperties",
+             "patternProperties must be an object");
+      }
+      if (with_patterns)
+        unsupported(p.ptr + "/patternProperties", "patternProperties in several allOf parts");
+      with_patterns = &p;
+    }
+    for (const char* kw : {"minProperties", "maxProperties"}) {
+      if (auto it = p.j->find(kw); it != p.j->end()) {
+        const uint32_t v = count_of(*it, p.ptr + "/" + kw);
+        if (kw[1] == 'i')
+          n.min_props = std::max(n.min_props, v);
+        else
+          n.max_props = std::min(n.max_props, v);
+      }
+    }
+  }
+  if (required.size() > 64) {
+    unsupported(parts[0].ptr + "/required", "more than 64 required properties");
+  }
+  std::stable_partition(names.begin(), names.end(), [&](const std::string& k) {
+    return std::find(required.begin(), required.end(), k) != required.end();
+  });
+  // The schema of one key in one part: properties, else matching
+  // patternProperties, else additionalProperties, else anything.
+  auto schemas_for = [&](const std::string& key, std::vector<Part>& out) {
+    for (const auto& p : parts) {
+      const json& j = *p.j;
+      bool matched = false;
+      if (auto it = j.find("properties"); it != j.end() && it->contains(key)) {
+        out.push_back({&(*it)[key], p.ptr + "/properties/" + pointer_escape(key), 0});
+        matched = true;
+      }
+      if (auto it = j.find("patternProperties"); it != j.end()) {
+        for (const auto& [pat, sub] : it->items()) {
+          RegexOptions ro;
+          ro.full_match = false;
+          if (Dfa::compile(pat, ro).matches(key)) {
+            out.push_back({&sub, p.ptr + "/patternProperties/" + pointer_escape(pat), 0});
+            matched = true;
+          }
+        }
+      }
+      if (matched) continue;
+      if (auto it = j.find("additionalProperties"); it != j.end()) {
+        out.push_back({&*it, p.ptr + "/additionalProperties", 0});
+      }
+    }
+  };
+  for (const auto& k : names) {
+    std::vector<Part> sub;
+    schemas_for(k, sub);
+    const uint32_t v = conj(std::move(sub), depth + 1);
+    const bool req = std::find(required.begin(), required.end(), k) != required.end();
+    if (req) {
+      if (is_never(v)) return never();
+      n.required.push_back(static_cast<uint32_t>(n.props.size()));
+    }
+    n.props.push_back({k, v});
+  }
+  // Other keys: every part's additionalProperties (or a pattern's schema).
+  std::vector<Part> other;
+  for (const auto& p : parts) {
+    if (auto it = p.j->find("additionalProperties"); it != p.j->end()) {
+      other.push_back({&*it, p.ptr + "/additionalProperties", 0});
+    }
+  }
+  if (with_patterns) {
+    for (const auto& [pat, sub] : with_patterns->j->at("patternProperties").items()) {
+      std::vector<Part> ps = {
+          {&sub, with_patterns->ptr + "/patternProperties/" + pointer_escape(pat), 0}};
+      for (const auto& p : parts) {
+        if (&p == with_patterns) continue;
+        if (auto it = p.j->find("additionalProperties"); it != p.j->end()) {
+          ps.push_back({&*it, p.ptr + "/additionalProperties", 0});
+        }
+      }
+      // Validate the pattern as an ECMA regex now, with its pointer.
+      (void)pattern_dfa(pat, true, with_patterns->ptr + "/patternProperties");
+      n.pattern_props.push_back({pat, conj(std::move(ps), depth + 1)});
+    }
+    // The additional label covers keys no pattern matches: other parts'
+    // additionalProperties and the pattern part's own.
+  }
+  const uint32_t add_node = conj(std::move(other), depth + 1);
+  n.additional = is_never(add_node) ? kNoNode : add_node;
+  if (n.required.size() > n.max_props || n.min_props > n.max_props) return never();
+  if (n.min_props > n.props.size() && n.additional == kNoNode && n.pattern_props.empty())
+    return never();
+  n.key_dfa = key_dfa(n);
+  return add(std::move(n));
+}
+
+uint32_t Compiler::array_node(std::vector<Part>& parts, size_t depth) {
+  GrammarNode n;
+  n.kind = NodeKind::kArray;
+  size_t prefix_len = 0;
+  // Per part: its prefix schemas and the schema for the items after them.
+  struct Shape {
+    const json* prefix = nullptr;
+    std::string prefix_ptr;
+    const json* rest = nullptr;
+    std::string rest_ptr;
+  };
+  std::vector<Shape> shapes;
+  for (const auto& p : parts) {
+    const json& j = *p.j;
+    Shape s;
+    if (auto it = j.find("prefixItems"); it != j.end()) {
+      if (!it->is_array())
+        fail(ErrorCode::kInvalidArgument, p.ptr + "/prefixItems", "prefixItems must be an array");
+      s.prefix = &*it;
+      s.prefix_ptr = p.ptr + "/prefixItems";
+      if (auto r = j.find("items"); r != j.end()) {
+        s.rest = &*r;
+        s.rest_ptr = p.ptr + "/items";
+      }
+    } else if (auto items = j.find("items"); items != j.end()) {
+      if (items->is_array()) {  // draft 4-2019: tuple form
+        s.prefix = &*items;
+        s.prefix_ptr = p.ptr + "/items";
+        if (auto r = j.find("additionalItems"); r != j.end()) {
+          s.rest = &*r;
+          s.rest_ptr = p.ptr + "/additionalItems";
+        }
+      } else {
+        s.rest = &*items;
+        s.rest_ptr = p.ptr + "/items";
+      }
+    }
+    if (s.prefix) prefix_len = std::max(prefix_len, s.prefix->size());
+    if (auto it = j.find("minItems"); it != j.end())
+      n.min_items = std::max(n.min_items, count_of(*it, p.ptr + "/minItems"));
+    if (auto it = j.find("maxItems"); it != j.end())
+      n.max_items = std::min(n.max_items, count_of(*it, p.ptr + "/maxItems"));
+    shapes.push_back(std::move(s));
+  }
+  auto item_parts = [&](size_t i) {
+    std::vector<Part> out;
+    for (const auto& s : shapes) {
+      if (s.prefix && i < s.prefix->size()) {
+        out.push_back({&(*s.prefix)[i], s.prefix_ptr + "/" + std::to_string(i), 0});
+      } else if (s.rest) {
+        out.push_back({s.rest, s.rest_ptr, 0});
+      }
+    }
+    return out;
+  };
+  for (size_t i = 0; i < prefix_len && i < n.max_items; ++i) {
+    const uint32_t v = conj(item_parts(i), depth + 1);
+    if (is_never(v)) {
+      n.max_items = static_cast<uint32_t>(i);
+      break;
+    }
+    n.prefix.push_back(v);
+  }
+  if (n.prefix.size() == prefix_len) {
+    const uint32_t r = conj(item_parts(prefix_len), depth + 1);
+    n.items = is_never(r) ? kNoNode : r;
+  }
+  if (n.items == kNoNode)
+    n.max_items = std::min<uint32_t>(n.max_items, static_cast<uint32_t>(n.prefix.size()));
+  if (n.min_items > n.max_items) return never();
+  return add(std::move(n));
+}
+}  // namespace
+
+}  // namespace nextok::constraint
+
+namespace nextok::constraint {
+
+CompiledSchema compile_json_schema(const nlohmann::json& schema, const SchemaCompileOptions& opt,
+                                   const StandardDfas& std_dfas) {
+  return Compiler(schema, opt, std_dfas).run(schema);
+}
+
+Grammar any_json_grammar(bool object_only, uint8_t max_whitespace, const StandardDfas& std_dfas) {
+  SchemaCompileOptions opt;
+  opt.max_whitespace = max_whitespace;
+  const json schema = object_only ? json{{"type", "object"}} : json(true);
+  return compile_json_schema(schema, opt, std_dfas).grammar;
+}
+
+}  // namespace nextok::constraint

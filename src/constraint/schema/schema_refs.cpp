@@ -1,0 +1,149 @@
+#include "constraint/schema/schema_refs.hpp"
+
+#include "constraint/schema/schema_types.hpp"
+#include "nextok/error.hpp"
+
+namespace nextok::constraint {
+
+using json = nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& from, const std::string& why) {
+  throw Error(ErrorCode::kInvalidArgument, from.empty() ? "/" : from,
+              "schema at " + (from.empty() ? "/" : from) + ": " + why);
+}
+
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string resolve_uri(const std::string& base, const std::string& ref) {
+  const std::string b = base.substr(0, base.find('#'));
+  if (ref.empty()) return b;
+  if (ref[0] == '#') return b + ref;
+  const size_t colon = ref.find(':');
+  if (colon != std::string::npos && ref.find_first_of("/?#") > colon) return ref;  // has a scheme
+  const size_t scheme_end = b.find("://");
+  if (ref.rfind("//", 0) == 0)
+    return (scheme_end == std::string::npos ? "" : b.substr(0, scheme_end + 1)) + ref;
+  if (ref[0] == '/') {
+    if (scheme_end == std::string::npos) return ref;
+    const size_t path = b.find('/', scheme_end + 3);
+    return (path == std::string::npos ? b : b.substr(0, path)) + ref;
+  }
+  const size_t slash = b.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "" : b.substr(0, slash + 1);
+  std::string rest = ref;
+  while (rest.rfind("./", 0) == 0) rest = rest.substr(2);
+  while (rest.rfind("../", 0) == 0 && dir.size() > 1) {
+    rest = rest.substr(3);
+    const size_t up = dir.find_last_of('/', dir.size() - 2);
+    if (up == std::string::npos || (scheme_end != std::string::npos && up < scheme_end + 3)) break;
+    dir = dir.substr(0, up + 1);
+  }
+  return dir + rest;
+}
+
+SchemaRefs::SchemaRefs(const json& root) : root_(root) {
+  if (root.is_object()) {
+    if (auto it = root.find("$id"); it != root.end() && it->is_string())
+      root_base_ = resolve_uri("", it->get<std::string>());
+  }
+  root_base_ = root_base_.substr(0, root_base_.find('#'));
+  index(root, "", root_base_, 0);
+}
+
+void SchemaRefs::index(const json& j, const std::string& ptr, const std::string& parent_base,
+                       size_t depth) {
+  if (depth > 2000) bad(ptr, "schema nesting is deeper than 2000");
+  std::string base = parent_base;
+  if (j.is_object()) {
+    if (auto it = j.find("$id"); it != j.end() && it->is_string()) {
+      base = resolve_uri(parent_base, it->get<std::string>());
+      base = base.substr(0, base.find('#'));
+      ids_.emplace(base, std::pair{&j, ptr});
+    }
+    base_of_[&j] = base;
+    for (const char* kw : {"$anchor", "$dynamicAnchor"}) {
+      if (auto it = j.find(kw); it != j.end() && it->is_string()) {
+        anchors_.emplace(base + "#" + it->get<std::string>(), std::pair{&j, ptr});
+      }
+    }
+    for (const auto& [k, v] : j.items()) {
+      if (k == "enum" || k == "const" || k == "examples" || k == "default")
+        continue;  // data, not schemas
+      index(v, ptr + "/" + pointer_escape(k), base, depth + 1);
+    }
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i)
+      index(j[i], ptr + "/" + std::to_string(i), base, depth + 1);
+  }
+}
+
+std::pair<const json*, std::string> SchemaRefs::resolve(const std::string& ref,
+                                                        const json* from_json,
+                                                        const std::string& from) const {
+  const auto b = base_of_.find(from_json);
+  const std::string full = resolve_uri(b == base_of_.end() ? root_base_ : b->second, ref);
+  const size_t hash = full.find('#');
+  const std::string doc_uri = full.substr(0, hash);
+  const std::string frag = hash == std::string::npos ? "" : percent_decode(full.substr(hash + 1));
+  const json* doc = &root_;
+  std::string doc_ptr;
+  if (doc_uri != root_base_) {
+    auto it = ids_.find(doc_uri);
+    if (it == ids_.end()) {
+      bad(from + "/$ref", "$ref \"" + ref + "\" points to another document, which is not fetched");
+    }
+    std::tie(doc, doc_ptr) = it->second;
+  }
+  if (frag.empty()) return {doc, doc_ptr};
+  if (frag[0] != '/') {
+    if (auto it = anchors_.find(doc_uri + "#" + frag); it != anchors_.end()) return it->second;
+    bad(from + "/$ref", "$ref \"" + ref + "\": no $anchor \"" + frag + "\"");
+  }
+  const json* cur = doc;
+  std::string ptr = doc_ptr;
+  size_t i = 1;
+  while (i <= frag.size()) {
+    size_t j = frag.find('/', i);
+    if (j == std::string::npos) j = frag.size();
+    std::string tok;
+    for (size_t k = i; k < j; ++k) {
+      if (frag[k] == '~' && k + 1 < j && (frag[k + 1] == '0' || frag[k + 1] == '1')) {
+        tok += frag[k + 1] == '0' ? '~' : '/';
+        ++k;
+      } else {
+        tok += frag[k];
+      }
+    }
+    if (cur->is_object() && cur->contains(tok)) {
+      cur = &(*cur)[tok];
+    } else if (cur->is_array() && !tok.empty() &&
+               tok.find_first_not_of("0123456789") == std::string::npos &&
+               std::stoull(tok) < cur->size()) {
+      cur = &(*cur)[std::stoull(tok)];
+    } else {
+      bad(from + "/$ref", "$ref \"" + ref + "\" does not resolve");
+    }
+    ptr += '/';
+    ptr += pointer_escape(tok);
+    i = j + 1;
+  }
+  return {cur, ptr};
+}
+
+}  // namespace nextok::constraint

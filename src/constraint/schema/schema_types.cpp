@@ -1,0 +1,313 @@
+#include "constraint/schema/schema_types.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "constraint/schema/standard_dfas.hpp"
+#include "nextok/error.hpp"
+
+namespace nextok::constraint {
+
+using json = nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& ptr, const std::string& why) {
+  throw Error(ErrorCode::kInvalidArgument, ptr, "schema at " + ptr + ": " + why);
+}
+
+unsigned type_bit(const json& t, const std::string& ptr) {
+  if (!t.is_string()) bad(ptr, "type names must be strings");
+  const std::string s = t.get<std::string>();
+  if (s == "null") return kNull;
+  if (s == "boolean") return kBoolean;
+  if (s == "object") return kObject;
+  if (s == "array") return kArray;
+  if (s == "number") return kNumber | kInteger;
+  if (s == "integer") return kInteger;
+  if (s == "string") return kString;
+  bad(ptr, "unknown type \"" + s + "\"");
+}
+
+double as_double(const json& v) {
+  return v.get<double>();
+}
+
+}  // namespace
+
+unsigned parse_types(const json& type, const std::string& ptr) {
+  if (type.is_array()) {
+    unsigned bits = 0;
+    for (const auto& t : type) bits |= type_bit(t, ptr);
+    return bits;
+  }
+  return type_bit(type, ptr);
+}
+
+uint32_t count_of(const json& v, const std::string& ptr) {
+  if (!v.is_number()) bad(ptr, "must be a non-negative integer");
+  const double d = v.get<double>();
+  if (!(d >= 0) || d != std::floor(d)) bad(ptr, "must be a non-negative integer");
+  return d >= 4294967295.0 ? kUnbounded : static_cast<uint32_t>(d);
+}
+
+std::string pointer_escape(const std::string& token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+bool NumberBounds::add(const json& s, const std::string& ptr) {
+  bool any = false;
+  // Keeps the tighter bound; on equal values an exclusive bound wins.
+  auto fold = [&](Bound& cur, const json& v, bool exclusive, bool lower, const std::string& where) {
+    if (!v.is_number()) bad(where, "must be a number");
+    any = true;
+    if (cur.value) {
+      const double a = json::parse(*cur.value).get<double>(), b = as_double(v);
+      const bool tighter = lower ? b > a : b < a;
+      if (!tighter && !(b == a && exclusive)) return;
+    }
+    cur.value = v.dump();
+    cur.exclusive = exclusive;
+  };
+  auto flag = [&](const char* kw) {  // draft 4: exclusiveMinimum: true
+    auto it = s.find(kw);
+    return it != s.end() && it->is_boolean() && it->get<bool>();
+  };
+  if (auto it = s.find("minimum"); it != s.end())
+    fold(lo, *it, flag("exclusiveMinimum"), true, ptr + "/minimum");
+  if (auto it = s.find("maximum"); it != s.end())
+    fold(hi, *it, flag("exclusiveMaximum"), false, ptr + "/maximum");
+  if (auto it = s.find("exclusiveMinimum"); it != s.end() && !it->is_boolean()) {
+    fold(lo, *it, true, true, ptr + "/exclusiveMinimum");
+  }
+  if (auto it = s.find("exclusiveMaximum"); it != s.end() && !it->is_boolean()) {
+    fold(hi, *it, true, false, ptr + "/exclusiveMaximum");
+  }
+  return any;
+}
+
+bool number_satisfies(const json& s, const json& v) {
+  const double x = as_double(v);
+  auto num = [&](const char* kw) -> const json* {
+    auto it = s.find(kw);
+    return it != s.end() && it->is_number() ? &*it : nullptr;
+  };
+  auto flag = [&](const char* kw) {
+    auto it = s.find(kw);
+    return it != s.end() && it->is_boolean() && it->get<bool>();
+  };
+  if (auto m = num("minimum")) {
+    if (flag("exclusiveMinimum") ? !(x > as_double(*m)) : !(x >= as_double(*m))) return false;
+  }
+  if (auto m = num("maximum")) {
+    if (flag("exclusiveMaximum") ? !(x < as_double(*m)) : !(x <= as_double(*m))) return false;
+  }
+  if (auto m = num("exclusiveMinimum"); m && !(x > as_double(*m))) return false;
+  if (auto m = num("exclusiveMaximum"); m && !(x < as_double(*m))) return false;
+  if (auto m = num("multipleOf")) {
+    const double q = x / as_double(*m);
+    if (!std::isfinite(q) || q != std::floor(q)) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> multiple_of_regex(const json& m, bool integer) {
+  if (m.is_number_integer() || m.is_number_unsigned() ||
+      (m.get<double>() == std::floor(m.get<double>()) && m.get<double>() < 1e15)) {
+    const auto k = static_cast<uint64_t>(m.get<double>());
+    if (k == 1) return std::string(kIntegerRegexText);
+    // 10^n: the integer part ends in n zeros (or is 0).
+    uint64_t p = 1;
+    size_t zeros = 0;
+    while (p < k && zeros < 18) {
+      p *= 10;
+      ++zeros;
+    }
+    if (p == k) {
+      return "-?(0|[1-9][0-9]*" + std::string(zeros, '0') + ")(\\.0+)?";
+    }
+    return std::nullopt;
+  }
+  // 10^-k: at most k fraction digits (trailing zeros are harmless but
+  // bounded too, which is sound).
+  const std::string text = m.dump();
+  if (text.rfind("0.", 0) == 0 && text.find_first_not_of('0', 2) == text.size() - 1 &&
+      text.back() == '1') {
+    const size_t k = text.size() - 2;
+    if (integer) return std::string(kIntegerRegexText);
+    return "-?(0|[1-9][0-9]*)(\\.[0-9]{1," + std::to_string(k) + "})?";
+  }
+  return std::nullopt;
+}
+
+// --- oneOf ------------------------------------------------------------------
+
+namespace {
+
+// Which first bytes can start a value of node n (bitset over 256 bytes).
+void first_bytes(const Grammar& g, uint32_t n, std::vector<bool>& out, std::vector<uint8_t>& seen) {
+  if (seen[n]) return;
+  seen[n] = 1;
+  const GrammarNode& node = g.nodes[n];
+  switch (node.kind) {
+    case NodeKind::kNever:
+      return;
+    case NodeKind::kObject:
+      out['{'] = true;
+      return;
+    case NodeKind::kArray:
+      out['['] = true;
+      return;
+    case NodeKind::kLeaf: {
+      const Dfa& d = *g.dfas[node.dfa];
+      for (int b = 0; b < 256; ++b)
+        if (d.next(d.start(), static_cast<uint8_t>(b)) >= 0) out[static_cast<size_t>(b)] = true;
+      return;
+    }
+    case NodeKind::kAnyOf:
+      for (uint32_t o : node.options) first_bytes(g, o, out, seen);
+      return;
+  }
+}
+
+// Two leaves share no text: their DFAs' product accepts nothing.
+bool leaves_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b) {
+  try {
+    return Dfa::intersect(*g.dfas[a.dfa], *g.dfas[b.dfa], 20000).empty();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+bool objects_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b) {
+  for (uint32_t ri : a.required) {
+    const auto& pa = a.props[ri];
+    const ObjectProperty* pb = nullptr;
+    for (const auto& p : b.props)
+      if (p.name == pa.name) pb = &p;
+    if (!pb) {
+      if (b.additional == kNoNode && b.pattern_props.empty()) return true;  // b forbids it
+      continue;
+    }
+    const bool b_requires = std::any_of(b.required.begin(), b.required.end(),
+                                        [&](uint32_t k) { return &b.props[k] == pb; });
+    const auto& va = g.nodes[pa.node];
+    const auto& vb = g.nodes[pb->node];
+    if (b_requires && va.kind == NodeKind::kLeaf && vb.kind == NodeKind::kLeaf &&
+        leaves_disjoint(g, va, vb)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool pair_disjoint(const Grammar& g, uint32_t x, uint32_t y) {
+  std::vector<bool> fx(256), fy(256);
+  std::vector<uint8_t> sx(g.nodes.size()), sy(g.nodes.size());
+  first_bytes(g, x, fx, sx);
+  first_bytes(g, y, fy, sy);
+  bool overlap = false;
+  for (size_t b = 0; b < 256; ++b) overlap |= fx[b] && fy[b];
+  if (!overlap) return true;
+  const auto& a = g.nodes[x];
+  const auto& b = g.nodes[y];
+  if (a.kind == NodeKind::kLeaf && b.kind == NodeKind::kLeaf) return leaves_disjoint(g, a, b);
+  if (a.kind == NodeKind::kObject && b.kind == NodeKind::kObject) {
+    return objects_disjoint(g, a, b) || objects_disjoint(g, b, a);
+  }
+  return false;
+}
+
+}  // namespace
+
+bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options) {
+  for (size_t i = 0; i < options.size(); ++i) {
+    for (size_t j = i + 1; j < options.size(); ++j) {
+      if (g.nodes[options[i]].kind == NodeKind::kNever ||
+          g.nodes[options[j]].kind == NodeKind::kNever)
+        continue;
+      if (!pair_disjoint(g, options[i], options[j])) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace nextok::constraint
+
+namespace nextok::constraint {
+
+void prune_unproductive(Grammar& g) {
+  const size_t n = g.nodes.size();
+  std::vector<uint8_t> prod(n, 0);
+  auto item = [&](const GrammarNode& a, size_t i) {
+    return i < a.prefix.size() ? a.prefix[i] : a.items;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (prod[i]) continue;
+      const GrammarNode& x = g.nodes[i];
+      bool p = false;
+      switch (x.kind) {
+        case NodeKind::kNever:
+          break;
+        case NodeKind::kLeaf:
+          p = !g.dfas[x.dfa]->empty();
+          break;
+        case NodeKind::kObject:
+          p = std::all_of(x.required.begin(), x.required.end(),
+                          [&](uint32_t r) { return prod[x.props[r].node]; });
+          break;
+        case NodeKind::kArray: {
+          p = true;
+          for (size_t k = 0; k < x.min_items && p; ++k) {
+            const uint32_t it = item(x, k);
+            p = it != kNoNode && prod[it];
+            if (k >= x.prefix.size()) break;  // the same schema from here on
+          }
+          break;
+        }
+        case NodeKind::kAnyOf:
+          p = std::any_of(x.options.begin(), x.options.end(), [&](uint32_t o) { return prod[o]; });
+          break;
+      }
+      if (p) {
+        prod[i] = 1;
+        changed = true;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    GrammarNode& x = g.nodes[i];
+    if (!prod[i]) {
+      x = GrammarNode{};
+      continue;
+    }
+    if (x.kind == NodeKind::kAnyOf) std::erase_if(x.options, [&](uint32_t o) { return !prod[o]; });
+    if (x.kind == NodeKind::kObject && x.additional != kNoNode && !prod[x.additional])
+      x.additional = kNoNode;
+    if (x.kind == NodeKind::kArray) {
+      for (size_t k = 0; k < x.prefix.size(); ++k) {
+        if (!prod[x.prefix[k]]) {
+          x.prefix.resize(k);
+          x.items = kNoNode;
+          break;
+        }
+      }
+      if (x.items != kNoNode && !prod[x.items]) x.items = kNoNode;
+      if (x.items == kNoNode)
+        x.max_items = std::min<uint32_t>(x.max_items, static_cast<uint32_t>(x.prefix.size()));
+    }
+  }
+}
+
+}  // namespace nextok::constraint

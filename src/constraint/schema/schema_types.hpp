@@ -1,0 +1,58 @@
+// Small pieces of the schema compiler: type sets, counts, number bounds,
+// multipleOf, and the oneOf disjointness proof.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "constraint/schema/grammar.hpp"
+#include "constraint/schema/number_ranges.hpp"
+
+namespace nextok::constraint {
+
+enum TypeBits : unsigned {
+  kNull = 1,
+  kBoolean = 2,
+  kObject = 4,
+  kArray = 8,
+  kNumber = 16,
+  kInteger = 32,
+  kString = 64,
+  kAllTypes = 127,
+};
+
+// `type` as a string or an array of strings; throws with `ptr` otherwise.
+unsigned parse_types(const nlohmann::json& type, const std::string& ptr);
+// A non-negative integer keyword (minLength, maxItems, …), saturating.
+uint32_t count_of(const nlohmann::json& v, const std::string& ptr);
+// RFC 6901 escaping of one reference token.
+std::string pointer_escape(const std::string& token);
+
+// The tightest minimum/maximum of several schemas, as exact decimal text.
+struct NumberBounds {
+  Bound lo, hi;
+  // Folds in one schema's minimum/maximum/exclusive*; true if it had any.
+  bool add(const nlohmann::json& schema, const std::string& ptr);
+};
+
+// Does the number v satisfy this schema's bounds and multipleOf?
+bool number_satisfies(const nlohmann::json& schema, const nlohmann::json& v);
+
+// A regex for the JSON numbers that are multiples of m, when that is
+// regular and small: integer m for integers, 10^-k for any number.
+std::optional<std::string> multiple_of_regex(const nlohmann::json& m, bool integer);
+
+// True when no JSON text can match two of the options (so anyOf enforces
+// oneOf): told apart by first byte, or objects by a required property that
+// the other forbids or whose values cannot coincide.
+bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options);
+
+// Turns nodes that no finite JSON text satisfies (e.g. a required property
+// that recurses forever) into kNever and drops references to them, so the
+// matcher never accepts a prefix it cannot complete.
+void prune_unproductive(Grammar& g);
+
+}  // namespace nextok::constraint

@@ -1,0 +1,28 @@
+// The lexeme DFAs every grammar shares: any string, any number, any
+// integer and the literals. They are built once per process, so the mask
+// cache entries computed for them serve every schema and every request.
+#pragma once
+
+#include <memory>
+
+#include "constraint/regex/dfa.hpp"
+
+namespace nextok::constraint {
+
+struct StandardDfas {
+  std::shared_ptr<const Dfa> string, number, integer, true_, false_, null_, integer_strict;
+  static constexpr int kCount = 7;
+
+  static const StandardDfas& get();
+  // 0..6 for the DFAs above, -1 for any other.
+  int id_of(const Dfa* d) const noexcept;
+};
+
+// RFC 8259 number text; the integer form also takes a zero fraction ("3.0"),
+// which JSON Schema counts as an integer.
+inline constexpr const char* kNumberRegex = R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)";
+inline constexpr const char* kIntegerRegexText = R"(-?(0|[1-9][0-9]*)(\.0+)?)";
+// Draft 4 counts only texts without a fraction as integers.
+inline constexpr const char* kStrictIntegerRegexText = R"(-?(0|[1-9][0-9]*))";
+
+}  // namespace nextok::constraint
