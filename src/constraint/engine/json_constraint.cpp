@@ -17,7 +17,7 @@ using constraint::ConfigSet;
 struct TokenIndex::Impl {
   std::shared_ptr<const Vocabulary> vocab;
   constraint::TokenTrie trie;
-  mutable constraint::LeafCache standard_cache;
+  mutable constraint::LeafCache standard_cache{1 << 16};
   const constraint::Dfa* standard_dfas[constraint::StandardDfas::kCount];
 
   explicit Impl(std::shared_ptr<const Vocabulary> v) : vocab(std::move(v)), trie(*vocab) {
@@ -46,6 +46,7 @@ struct JsonGrammar::Impl {
   constraint::Grammar grammar;
   std::unique_ptr<constraint::Machine> machine;
   mutable constraint::LeafCache cache;
+  mutable constraint::ConfigMaskCache configs;
   std::vector<std::string> warnings;
 };
 
@@ -167,7 +168,7 @@ void JsonConstraint::step_mask(std::span<uint32_t> mask) {
     if (!state_->walker) {
       state_->walker = std::make_unique<constraint::MaskWalker>(
           ix.trie, *g.machine,
-          constraint::MaskCaches{&ix.standard_cache, &g.cache, ix.standard_dfas});
+          constraint::MaskCaches{&ix.standard_cache, &g.cache, &g.configs, ix.standard_dfas});
     }
     state_->walker->allow(state_->history.back().set, mask.first(words));
   }

@@ -8,6 +8,8 @@ namespace nextok::constraint {
 std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const LeafKey& key) {
   auto e = std::make_shared<LeafEntry>();
   e->inside.assign(bitmask_words(trie.vocab_size()), 0);
+  if (key.counting)
+    e->short_inside.assign(LeafEntry::kShortChars, std::vector<uint32_t>(e->inside.size(), 0));
   const Dfa& d = *key.dfa;
   const auto nodes = trie.nodes();
   const auto tokens = trie.tokens();
@@ -38,6 +40,12 @@ std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const L
     for (uint32_t k = 0; k < node.token_count; ++k) {
       const uint32_t id = tokens[node.first_token + k];
       e->inside[id >> 5] |= 1u << (id & 31);
+      if (!key.counting) continue;
+      if (f.n >= LeafEntry::kShortChars) {
+        e->long_inside.push_back({id, f.n});
+      } else {
+        e->short_inside[f.n][id >> 5] |= 1u << (id & 31);
+      }
     }
     ++i;
   }
@@ -53,6 +61,20 @@ std::shared_ptr<const LeafEntry> LeafCache::get(const TokenTrie& trie, const Lea
   std::lock_guard lock(mu_);
   if (map_.size() < max_entries_) map_.emplace(key, e);
   return e;
+}
+
+std::shared_ptr<const std::vector<uint32_t>> ConfigMaskCache::find(const std::string& key) {
+  std::lock_guard lock(mu_);
+  auto it = map_.find(key);
+  return it == map_.end() ? nullptr : it->second;
+}
+
+void ConfigMaskCache::put(const std::string& key, std::vector<uint32_t> mask) {
+  const size_t cost = key.size() + mask.size() * sizeof(uint32_t) + 64;
+  std::lock_guard lock(mu_);
+  if (bytes_ + cost > max_bytes_) return;
+  if (map_.emplace(key, std::make_shared<const std::vector<uint32_t>>(std::move(mask))).second)
+    bytes_ += cost;
 }
 
 }  // namespace nextok::constraint

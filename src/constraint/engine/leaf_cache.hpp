@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -26,6 +27,12 @@ struct LeafExit {
 struct LeafEntry {
   std::vector<uint32_t> inside;  // tokens read wholly inside the lexeme
   std::vector<LeafExit> exits;
+  // Counting entries, so a string near its maxLength can keep only the
+  // tokens that fit: the inside tokens of k < kShortChars code points
+  // (short[k]), and the longer ones with their lengths.
+  static constexpr uint32_t kShortChars = 8;
+  std::vector<std::vector<uint32_t>> short_inside;
+  std::vector<std::pair<uint32_t, uint32_t>> long_inside;
 };
 
 // Which leaf state an entry describes; `counting` entries track code points.
@@ -54,6 +61,21 @@ class LeafCache {
   std::mutex mu_;
   std::unordered_map<LeafKey, std::shared_ptr<const LeafEntry>, LeafKeyHash> map_;
   size_t max_entries_;
+};
+
+// Whole masks by exact machine configuration, for the steps that the leaf
+// entries do not cover (between lexemes): a schema used again, or
+// instances of the same shape, find them here. Bounded by bytes.
+class ConfigMaskCache {
+ public:
+  explicit ConfigMaskCache(size_t max_bytes = 32u << 20) : max_bytes_(max_bytes) {}
+  std::shared_ptr<const std::vector<uint32_t>> find(const std::string& key);
+  void put(const std::string& key, std::vector<uint32_t> mask);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const std::vector<uint32_t>>> map_;
+  size_t bytes_ = 0, max_bytes_;
 };
 
 // The entry for one state, by walking the trie with the DFA alone.

@@ -61,7 +61,8 @@ bool is_json_whitespace(uint8_t b) noexcept {
   return b == ' ' || b == '\n' || b == '\t' || b == '\r';
 }
 
-Machine::Machine(const Grammar& g) : g_(g), reach_(g.dfas.size()), info_(g.nodes.size()) {
+Machine::Machine(const Grammar& g)
+    : g_(g), reach_(g.dfas.size()), other_final_(g.dfas.size(), -1), info_(g.nodes.size()) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].kind == NodeKind::kObject) info_[i] = object_info(g, g.nodes[i]);
   }
@@ -80,6 +81,13 @@ Machine::Machine(const Grammar& g) : g_(g), reach_(g.dfas.size()), info_(g.nodes
                        rev[static_cast<size_t>(t)].back() != static_cast<int32_t>(s))) {
           rev[static_cast<size_t>(t)].push_back(static_cast<int32_t>(s));
         }
+      }
+    }
+    for (size_t s = 0; s < n; ++s) {
+      const auto st = static_cast<int32_t>(s);
+      if (d.final(st) && d.labels(st).size() == 1 && node.additional != kNoNode &&
+          d.labels(st)[0] == node.props.size() + node.pattern_props.size()) {
+        other_final_[node.key_dfa] = st;
       }
     }
     std::vector<int32_t> work;
@@ -145,6 +153,7 @@ bool Machine::leaf_advance(const Frame* below, Frame& top, uint8_t b, int32_t q2
   const GrammarNode& node = g_.nodes[top.node];
   if (top.kind == FrameKind::kKey) {
     if ((key_reach(node.key_dfa, q2) & available_keys(*below)) == 0) return false;
+    top.n = static_cast<uint32_t>(g_.dfas[0]->next(static_cast<int32_t>(top.n), b));
   } else if (node.counts_chars) {
     count_byte(top, b);
     if (top.n > node.max_chars) return false;
@@ -318,6 +327,8 @@ bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
         k.kind = FrameKind::kKey;
         k.node = t.node;
         k.q = d.next(d.start(), b);
+        const Dfa& any_string = *g_.dfas[0];
+        k.n = static_cast<uint32_t>(any_string.next(any_string.start(), b));
         if (k.q < 0) return false;
         if ((key_reach(obj.key_dfa, k.q) & available_keys(t)) == 0) return false;
         frames.push_back(k);

@@ -18,7 +18,8 @@ enum class FrameKind : uint8_t { kRoot, kLeaf, kKey, kObject, kArray };
 struct Frame {
   uint32_t node = 0;  // grammar node (kKey: the object node)
   int32_t q = 0;      // kLeaf/kKey: DFA state; containers: phase
-  uint32_t n = 0;     // kLeaf: code points read; kObject: keys read; kArray: items read
+  uint32_t n = 0;     // kLeaf: code points read; kObject: keys read; kArray: items read;
+                      // kKey: the standard string DFA's state on the same bytes
   uint32_t cur = 0;   // kObject: the node of the value being read
   uint64_t seen = 0;  // kObject: declared properties read (bit i < 63)
   uint8_t ws = 0;     // length of the current whitespace run
@@ -74,6 +75,8 @@ class Machine {
   // A complete value has been read: EOS may come now.
   bool complete(const ConfigSet& s) const noexcept;
   bool complete_one(std::span<const Frame> cfg) const noexcept;
+  // Drops repeated configurations.
+  void dedupe(ConfigSet& s) const { finish(s, 0); }
   // Some byte may still follow.
   bool can_continue(const ConfigSet& s) const;
 
@@ -91,6 +94,9 @@ class Machine {
   // Moves a leaf/key frame to DFA state q2 (not final) on byte b, applying
   // the length and key checks; `below` is the frame under a key (its object).
   bool leaf_advance(const Frame* below, Frame& top, uint8_t b, int32_t q2) const noexcept;
+  // The key DFA's final state for a name that is no declared property
+  // (-1 when other names are not allowed).
+  int32_t other_final(uint32_t key_dfa) const noexcept { return other_final_[key_dfa]; }
   // Keys still allowed in this object frame, as key_reach bits.
   uint64_t available_keys(const Frame& obj) const noexcept;
   const ObjectInfo& object(uint32_t node) const noexcept { return info_[node]; }
@@ -116,6 +122,7 @@ class Machine {
   static ObjectInfo object_info(const Grammar& g, const GrammarNode& obj);
 
   std::vector<std::vector<uint64_t>> reach_;  // per DFA used as a key DFA
+  std::vector<int32_t> other_final_;          // per key DFA
   std::vector<ObjectInfo> info_;              // per object node
 };
 

@@ -18,6 +18,7 @@ namespace nextok::constraint {
 struct MaskCaches {
   LeafCache* standard;              // shared by every grammar (standard DFAs)
   LeafCache* grammar;               // this grammar's own DFAs
+  ConfigMaskCache* configs;         // this grammar's whole masks by configuration
   const Dfa* const* standard_dfas;  // StandardDfas::kCount of them
 };
 
@@ -31,24 +32,37 @@ class MaskWalker {
  private:
   struct Level {
     ConfigSet set;
-    bool lane = false;  // one configuration reading a lexeme: see base
-    uint32_t base_depth = 0;
-    Frame top;                // lane: the lexeme frame as of this depth
-    std::vector<Frame> base;  // at a lane's first depth: its configuration
+    bool lane = false;        // every configuration reads a lexeme: see base
+    uint32_t base_depth = 0;  // the lane's first depth
+    std::vector<Frame> tops;  // lane: each configuration's lexeme frame (q < 0: dead)
+    ConfigSet base;           // at a lane's first depth: its configurations
   };
 
+  void compute(const ConfigSet& state, std::span<uint32_t> mask);
   bool child(size_t d, uint8_t b);
   void enter_lane(size_t d);
-  void materialize(const Level& lane, std::vector<Frame>& out) const;
+  void materialize(const Level& lane, size_t k, std::vector<Frame>& out) const;
   void walk_below(uint32_t node, std::span<uint32_t> mask);
   void allow_tokens(uint32_t node, std::span<uint32_t> mask) const;
   bool cached(std::span<uint32_t> mask);
+  bool cached_one(size_t k, std::span<uint32_t> mask);
+  void declared_exits(const Dfa& d, uint32_t key_dfa, uint32_t node, int32_t q);
 
   const TokenTrie& trie_;
   const Machine& m_;
   MaskCaches caches_;
   std::vector<Level> levels_;
   std::vector<Frame> scratch_;
+  std::vector<std::pair<uint32_t, int32_t>> overrides_;  // trie node → key final state
+  struct ExitMemo {
+    int32_t q;
+    uint32_t n;
+    int byte;  // the byte read after the lexeme, or -1
+    ConfigSet set;
+  };
+  std::vector<ExitMemo> memo_;
+  std::string key_;
+  std::vector<uint32_t> fresh_;
 };
 
 }  // namespace nextok::constraint

@@ -744,6 +744,16 @@ Dfa Dfa::intersect(const Dfa& a, const Dfa& b, size_t max_states) {
   return d;
 }
 
+uint64_t Dfa::fingerprint() const noexcept {
+  uint64_t h = 0xcbf29ce484222325ull ^ static_cast<uint64_t>(start_);
+  auto mix = [&](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+  for (int32_t t : table_) mix(static_cast<uint32_t>(t));
+  for (uint8_t a : accepting_) mix(a);
+  for (uint32_t l : labels_) mix(l);
+  for (uint32_t b : label_begin_) mix(b);
+  return h;
+}
+
 bool Dfa::matches(std::string_view bytes) const noexcept {
   int32_t s = start_;
   for (unsigned char c : bytes) {

@@ -63,6 +63,12 @@ class Dfa {
   }
   size_t states() const noexcept { return accepting_.size(); }
   std::span<const int32_t> table() const noexcept { return table_; }
+  // Same states, transitions, acceptance and labels.
+  bool operator==(const Dfa& o) const noexcept {
+    return start_ == o.start_ && table_ == o.table_ && accepting_ == o.accepting_ &&
+           final_ == o.final_ && labels_ == o.labels_ && label_begin_ == o.label_begin_;
+  }
+  uint64_t fingerprint() const noexcept;
   bool matches(std::string_view bytes) const noexcept;
 
   // The token-trie automaton interface.

@@ -62,6 +62,9 @@ struct GrammarNode {
 struct Grammar {
   std::vector<GrammarNode> nodes;
   std::vector<std::shared_ptr<const Dfa>> dfas;
+  // Per DFA: 1 when it lives for the whole process (standard or interned),
+  // so its mask entries may be cached vocabulary-wide.
+  std::vector<uint8_t> shared_dfa;
   uint32_t root = kNoNode;
   uint8_t max_whitespace = 20;  // longest whitespace run between tokens; 0 = compact
 };

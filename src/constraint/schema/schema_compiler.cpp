@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "constraint/schema/dfa_interner.hpp"
 #include "constraint/schema/formats.hpp"
 #include "constraint/schema/number_ranges.hpp"
 #include "constraint/schema/schema_refs.hpp"
@@ -93,13 +94,20 @@ class Compiler {
     return static_cast<uint32_t>(g_.nodes.size() - 1);
   }
 
-  uint32_t add_dfa(Dfa d) {
-    dfa_states_ += d.states();
+  uint32_t add_dfa(Dfa d) { return add_dfa(std::make_shared<const Dfa>(std::move(d)), false); }
+  uint32_t add_dfa(std::shared_ptr<const Dfa> d, bool shared) {
+    if (!shared) {
+      InternedDfa x = intern_dfa(std::move(d));
+      d = std::move(x.dfa);
+      shared = x.shared;
+    }
+    dfa_states_ += d->states();
     if (dfa_states_ > opt_.max_dfa_states) {
       fail(ErrorCode::kInvalidArgument, "",
            "schema needs more than " + std::to_string(opt_.max_dfa_states) + " DFA states");
     }
-    g_.dfas.push_back(std::make_shared<const Dfa>(std::move(d)));
+    g_.dfas.push_back(std::move(d));
+    g_.shared_dfa.push_back(shared ? 1 : 0);
     return static_cast<uint32_t>(g_.dfas.size() - 1);
   }
 
@@ -246,7 +254,7 @@ class Compiler {
   GrammarNode plain(std::vector<Part>& parts, size_t depth);
   std::vector<uint32_t> enum_options(std::vector<Part>& parts, unsigned types, const json& values);
   uint32_t const_node(const json& v);
-  Dfa pattern_dfa(const std::string& pattern, bool search, const std::string& ptr);
+  InternedDfa pattern_dfa(const std::string& pattern, bool search, const std::string& ptr);
   uint32_t key_dfa(const GrammarNode& n);
   uint32_t string_node(std::vector<Part>& parts, const Dfa* literal);
   uint32_t number_node(std::vector<Part>& parts, bool integer);
@@ -429,24 +437,33 @@ uint32_t Compiler::const_node(const json& v) {
   return leaf(add_dfa(Dfa::compile_labeled(std::span(&alt, 1), ro)));
 }
 
-Dfa Compiler::pattern_dfa(const std::string& pattern, bool search, const std::string& ptr) {
+InternedDfa Compiler::pattern_dfa(const std::string& pattern, bool search, const std::string& ptr) {
   RegexOptions ro;
   ro.json_string = true;
   ro.full_match = !search;
   ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
   try {
-    return Dfa::compile(pattern, ro);
+    return intern_dfa((search ? "s:" : "f:") + std::to_string(ro.max_states) + ":" + pattern,
+                      [&] { return Dfa::compile(pattern, ro); });
   } catch (const Error& e) {
     fail(e.code(), ptr, e.what());
   }
 }
 
 uint32_t Compiler::string_node(std::vector<Part>& parts, const Dfa* literal) {
-  std::optional<Dfa> d;
-  if (literal) d = *literal;
+  std::shared_ptr<const Dfa> d;
+  bool shared = false;
+  if (literal) d = std::make_shared<const Dfa>(*literal);
   uint32_t min_chars = 0, max_chars = kUnbounded;
-  auto narrow = [&](Dfa x) {
-    d = d ? Dfa::intersect(*d, x, std::min<size_t>(opt_.max_dfa_states, 20000)) : std::move(x);
+  auto narrow = [&](InternedDfa x) {
+    if (!d) {
+      d = std::move(x.dfa);
+      shared = x.shared;
+      return;
+    }
+    d = std::make_shared<const Dfa>(
+        Dfa::intersect(*d, *x.dfa, std::min<size_t>(opt_.max_dfa_states, 20000)));
+    shared = false;
   };
   for (const auto& p : parts) {
     if (auto it = p.j->find("pattern"); it != p.j->end()) {
@@ -477,7 +494,7 @@ uint32_t Compiler::string_node(std::vector<Part>& parts, const Dfa* literal) {
   if (min_chars > max_chars || (d && d->empty())) return never();
   GrammarNode n;
   n.kind = NodeKind::kLeaf;
-  n.dfa = d ? add_dfa(std::move(*d)) : kStringDfa;
+  n.dfa = d ? add_dfa(std::move(d), shared) : kStringDfa;
   n.counts_chars = min_chars > 0 || max_chars != kUnbounded;
   n.min_chars = min_chars;
   n.max_chars = max_chars;
@@ -504,20 +521,27 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
   }
   if (!bounded && !multiple_re)
     return leaf(integer ? (draft4_ ? kStrictIntegerDfa : kIntegerDfa) : kNumberDfa);
-  std::optional<Dfa> d;
   RegexOptions ro;
   ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
+  std::string re = integer ? kIntegerRegexText : kNumberRegex;
   if (bounded) {
-    auto re = number_range_regex(b.lo, b.hi, integer);
-    if (!re) return never();
-    d = Dfa::compile(*re, ro);
-  } else {
-    d = Dfa::compile(integer ? kIntegerRegexText : kNumberRegex, ro);
+    auto range = number_range_regex(b.lo, b.hi, integer);
+    if (!range) return never();
+    re = *range;
   }
-  if (multiple_re) d = Dfa::intersect(*d, Dfa::compile(*multiple_re, ro), ro.max_states);
-  if (integer && draft4_) d = Dfa::intersect(*d, *sd_.integer_strict, ro.max_states);
+  InternedDfa x = intern_dfa("n:" + re, [&] { return Dfa::compile(re, ro); });
+  std::shared_ptr<const Dfa> d = x.dfa;
+  if (multiple_re) {
+    d = std::make_shared<const Dfa>(
+        Dfa::intersect(*d, Dfa::compile(*multiple_re, ro), ro.max_states));
+    x.shared = false;
+  }
+  if (integer && draft4_) {
+    d = std::make_shared<const Dfa>(Dfa::intersect(*d, *sd_.integer_strict, ro.max_states));
+    x.shared = false;
+  }
   if (d->empty()) return never();
-  return leaf(add_dfa(std::move(*d)));
+  return leaf(add_dfa(std::move(d), x.shared));
 }
 
 // --- containers ------------------------------------------------------------
