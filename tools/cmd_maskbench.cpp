@@ -33,6 +33,7 @@ struct MaskbenchArgs {
   bool compact = false;
   bool quiet = false;
   size_t limit = 0;
+  size_t min_passing = 0;
 };
 
 double us_since(Clock::time_point t0) {
@@ -226,7 +227,9 @@ int run(const MaskbenchArgs& a) {
                           {"p99", percentile(ttfm, 0.99)}}},
                         {"top_compile_errors", top}};
   std::printf("%s\n", a.json_lines ? summary.dump().c_str() : summary.dump(1).c_str());
-  return invalid_accepted == 0 ? 0 : 1;
+  // A test gate: no invalid instance accepted, and no fewer passing
+  // schemas than the recorded baseline.
+  return invalid_accepted == 0 && passing >= a.min_passing ? 0 : 1;
 }
 
 }  // namespace
@@ -246,6 +249,7 @@ std::function<int()> add_maskbench(CLI::App& app) {
   cmd->add_flag("--compact", a->compact, "No whitespace between JSON tokens");
   cmd->add_flag("--quiet", a->quiet, "Only the summary line");
   cmd->add_option("--limit", a->limit, "Stop after this many schemas");
+  cmd->add_option("--min-passing", a->min_passing, "Exit 1 when fewer schemas pass (a baseline)");
   return [=]() { return cmd->parsed() ? run(*a) : -1; };
 }
 

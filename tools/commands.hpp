@@ -19,5 +19,6 @@ std::string default_python();
 std::function<int()> add_gguf_info(CLI::App& app);
 std::function<int()> add_chat(CLI::App& app);
 std::function<int()> add_maskbench(CLI::App& app);
+std::function<int()> add_json_generate(CLI::App& app);
 
 }  // namespace nextok::tools

@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
                                                nextok::tools::add_tokenize(app),
                                                nextok::tools::add_gguf_info(app),
                                                nextok::tools::add_chat(app),
-                                               nextok::tools::add_maskbench(app)};
+                                               nextok::tools::add_maskbench(app),
+                                               nextok::tools::add_json_generate(app)};
   try {
     app.parse(argc, argv);
     for (auto& act : actions) {

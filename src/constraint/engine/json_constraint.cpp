@@ -22,9 +22,9 @@ struct TokenIndex::Impl {
 
   explicit Impl(std::shared_ptr<const Vocabulary> v) : vocab(std::move(v)), trie(*vocab) {
     const auto& sd = constraint::StandardDfas::get();
-    const constraint::Dfa* all[] = {sd.string.get(),        sd.number.get(), sd.integer.get(),
-                                    sd.true_.get(),         sd.false_.get(), sd.null_.get(),
-                                    sd.integer_strict.get()};
+    const constraint::Dfa* all[] = {sd.string.get(),         sd.number.get(), sd.integer.get(),
+                                    sd.true_.get(),          sd.false_.get(), sd.null_.get(),
+                                    sd.integer_strict.get(), sd.key.get()};
     std::copy(std::begin(all), std::end(all), standard_dfas);
   }
 };
@@ -62,7 +62,7 @@ std::shared_ptr<const JsonGrammar> JsonGrammar::from_schema(std::shared_ptr<cons
   nlohmann::json schema;
   try {
     schema = nlohmann::json::parse(schema_json);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, or numbers out of range
     throw Error(ErrorCode::kInvalidArgument, "schema",
                 std::string("schema is not valid JSON: ") + e.what());
   }

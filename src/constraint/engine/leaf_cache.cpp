@@ -5,7 +5,8 @@
 
 namespace nextok::constraint {
 
-std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const LeafKey& key) {
+std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const LeafKey& key,
+                                                  const LengthBounds* lengths) {
   auto e = std::make_shared<LeafEntry>();
   e->inside.assign(bitmask_words(trie.vocab_size()), 0);
   if (key.counting)
@@ -41,10 +42,11 @@ std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const L
       const uint32_t id = tokens[node.first_token + k];
       e->inside[id >> 5] |= 1u << (id & 31);
       if (!key.counting) continue;
-      if (f.n >= LeafEntry::kShortChars) {
-        e->long_inside.push_back({id, f.n});
+      const uint32_t need = f.n + (lengths ? lengths->min_at(f.q, f.esc) : 0);
+      if (need >= LeafEntry::kShortChars) {
+        e->long_inside.push_back({id, need});
       } else {
-        e->short_inside[f.n][id >> 5] |= 1u << (id & 31);
+        e->short_inside[need][id >> 5] |= 1u << (id & 31);
       }
     }
     ++i;
@@ -52,12 +54,13 @@ std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const L
   return e;
 }
 
-std::shared_ptr<const LeafEntry> LeafCache::get(const TokenTrie& trie, const LeafKey& key) {
+std::shared_ptr<const LeafEntry> LeafCache::get(const TokenTrie& trie, const LeafKey& key,
+                                                const LengthBounds* lengths) {
   {
     std::lock_guard lock(mu_);
     if (auto it = map_.find(key); it != map_.end()) return it->second;
   }
-  auto e = build_leaf_entry(trie, key);
+  auto e = build_leaf_entry(trie, key, lengths);
   std::lock_guard lock(mu_);
   if (map_.size() < max_entries_) map_.emplace(key, e);
   return e;

@@ -17,6 +17,8 @@
 
 namespace nextok::constraint {
 
+struct LengthBounds;  // machine.hpp
+
 struct LeafExit {
   uint32_t node;   // trie node
   int32_t q;       // DFA state where the lexeme ends
@@ -28,8 +30,9 @@ struct LeafEntry {
   std::vector<uint32_t> inside;  // tokens read wholly inside the lexeme
   std::vector<LeafExit> exits;
   // Counting entries, so a string near its maxLength can keep only the
-  // tokens that fit: the inside tokens of k < kShortChars code points
-  // (short[k]), and the longer ones with their lengths.
+  // tokens that fit: the inside tokens needing k < kShortChars code points
+  // (short[k]: what they add plus the fewest still needed after them), and
+  // the others with that number.
   static constexpr uint32_t kShortChars = 8;
   std::vector<std::vector<uint32_t>> short_inside;
   std::vector<std::pair<uint32_t, uint32_t>> long_inside;
@@ -55,7 +58,10 @@ struct LeafKeyHash {
 class LeafCache {
  public:
   explicit LeafCache(size_t max_entries = 4096) : max_entries_(max_entries) {}
-  std::shared_ptr<const LeafEntry> get(const TokenTrie& trie, const LeafKey& key);
+  // `lengths` (counting entries) ranks inside tokens by the code points
+  // they add plus the fewest the string then still needs.
+  std::shared_ptr<const LeafEntry> get(const TokenTrie& trie, const LeafKey& key,
+                                       const LengthBounds* lengths = nullptr);
 
  private:
   std::mutex mu_;
@@ -79,6 +85,7 @@ class ConfigMaskCache {
 };
 
 // The entry for one state, by walking the trie with the DFA alone.
-std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const LeafKey& key);
+std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const LeafKey& key,
+                                                  const LengthBounds* lengths);
 
 }  // namespace nextok::constraint

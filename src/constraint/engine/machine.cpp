@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <deque>
 
 namespace nextok::constraint {
 
@@ -22,34 +23,41 @@ uint64_t label_bit(const GrammarNode& obj, uint32_t label) {
 }  // namespace
 
 void count_byte(Frame& f, uint8_t b) noexcept {
+  // A code point counts when it starts: at a raw lead byte, or at the
+  // backslash of an escape (the second half of a \u surrogate pair, phase
+  // 9, does not count again). Counting at the start keeps maxLength from
+  // admitting a prefix that cannot be finished.
   switch (f.esc) {
     case 0:
-      if (b == '\\')
+    case 9:
+      if (b == '\\') {
+        if (f.esc == 0) ++f.n;
         f.esc = 1;
-      else if (b != '"' && (b & 0xC0) != 0x80)
-        ++f.n;
-      return;
-    case 1:
-      if (b == 'u') {
-        f.esc = 2;
       } else {
-        ++f.n;
+        if (b != '"' && (b & 0xC0) != 0x80) ++f.n;
         f.esc = 0;
       }
+      return;
+    case 1:
+      f.esc = b == 'u' ? 2 : 0;
       return;
     case 2:  // first hex digit: 'd' may start a surrogate
       f.esc = (b | 0x20) == 'd' ? 3 : 4;
       return;
-    case 3:  // a low surrogate (DC-DF) completes a pair already counted
-      if (!((b | 0x20) >= 'c' && (b | 0x20) <= 'f')) ++f.n;
-      f.esc = 5;
+    case 3:  // D8-DB: a high surrogate, whose pair follows
+      f.esc = (b >= '8' && b <= '9') || (b | 0x20) == 'a' || (b | 0x20) == 'b' ? 7 : 5;
       return;
     case 4:
-      ++f.n;
       f.esc = 5;
       return;
     case 5:
       f.esc = 6;
+      return;
+    case 7:
+      f.esc = 8;
+      return;
+    case 8:
+      f.esc = 9;
       return;
     default:
       f.esc = 0;
@@ -62,9 +70,17 @@ bool is_json_whitespace(uint8_t b) noexcept {
 }
 
 Machine::Machine(const Grammar& g)
-    : g_(g), reach_(g.dfas.size()), other_final_(g.dfas.size(), -1), info_(g.nodes.size()) {
+    : g_(g),
+      reach_(g.dfas.size()),
+      other_final_(g.dfas.size(), -1),
+      lengths_(g.dfas.size()),
+      info_(g.nodes.size()) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].kind == NodeKind::kObject) info_[i] = object_info(g, g.nodes[i]);
+    if (g.nodes[i].kind == NodeKind::kLeaf && g.nodes[i].counts_chars &&
+        lengths_[g.nodes[i].dfa].min_rem.empty()) {
+      lengths_[g.nodes[i].dfa] = LengthBounds::of(*g.dfas[g.nodes[i].dfa]);
+    }
   }
   for (const auto& node : g.nodes) {
     if (node.kind != NodeKind::kObject || !reach_[node.key_dfa].empty()) continue;
@@ -86,7 +102,7 @@ Machine::Machine(const Grammar& g)
     for (size_t s = 0; s < n; ++s) {
       const auto st = static_cast<int32_t>(s);
       if (d.final(st) && d.labels(st).size() == 1 && node.additional != kNoNode &&
-          d.labels(st)[0] == node.props.size() + node.pattern_props.size()) {
+          d.labels(st)[0] == node.props.size() + 2 * node.pattern_props.size()) {
         other_final_[node.key_dfa] = st;
       }
     }
@@ -105,6 +121,76 @@ Machine::Machine(const Grammar& g)
       }
     }
   }
+}
+
+LengthBounds LengthBounds::of(const Dfa& d) {
+  const size_t n = d.states() * kPhases;
+  LengthBounds lb;
+  lb.min_rem.assign(n, kUnbounded);
+  lb.max_rem.assign(n, kUnbounded);
+  // Edges (state, phase) → (state', phase') weighted by the code points a
+  // byte starts (0 or 1).
+  std::vector<std::vector<std::pair<uint32_t, uint8_t>>> rev(n), fwd(n);
+  for (size_t q = 0; q < d.states(); ++q) {
+    for (uint8_t e = 0; e < kPhases; ++e) {
+      for (int b = 0; b < 256; ++b) {
+        const int32_t q2 = d.next(static_cast<int32_t>(q), static_cast<uint8_t>(b));
+        if (q2 < 0) continue;
+        Frame f;
+        f.esc = e;
+        count_byte(f, static_cast<uint8_t>(b));
+        const size_t from = q * kPhases + e, to = static_cast<size_t>(q2) * kPhases + f.esc;
+        rev[to].push_back({static_cast<uint32_t>(from), static_cast<uint8_t>(f.n)});
+        fwd[from].push_back({static_cast<uint32_t>(to), static_cast<uint8_t>(f.n)});
+      }
+    }
+  }
+  // Fewest: 0-1 BFS backwards from the accepting states.
+  std::deque<uint32_t> work;
+  for (size_t k = 0; k < n; ++k) {
+    if (d.accepting(static_cast<int32_t>(k / kPhases))) {
+      lb.min_rem[k] = 0;
+      work.push_back(static_cast<uint32_t>(k));
+    }
+  }
+  while (!work.empty()) {
+    const uint32_t t = work.front();
+    work.pop_front();
+    for (auto [f, w] : rev[t]) {
+      if (lb.min_rem[t] + w < lb.min_rem[f]) {
+        lb.min_rem[f] = lb.min_rem[t] + w;
+        if (w)
+          work.push_back(f);
+        else
+          work.push_front(f);
+      }
+    }
+  }
+  // Most: longest path over the nodes that can still accept, peeled from
+  // the ends; nodes on or before a cycle never peel and stay unbounded.
+  std::vector<uint32_t> pending(n, 0);
+  for (size_t k = 0; k < n; ++k) {
+    if (lb.min_rem[k] == kUnbounded) continue;
+    lb.max_rem[k] = 0;  // so far: stopping (accepting) or the best successor seen
+    for (auto [t, w] : fwd[k]) pending[k] += lb.min_rem[t] != kUnbounded;
+    if (pending[k] == 0) work.push_back(static_cast<uint32_t>(k));
+  }
+  while (!work.empty()) {
+    const uint32_t t = work.front();
+    work.pop_front();
+    for (auto [f, w] : rev[t]) {
+      if (lb.min_rem[f] == kUnbounded || pending[f] == 0) continue;
+      lb.max_rem[f] = std::max(lb.max_rem[f], lb.max_rem[t] + w);
+      if (--pending[f] == 0) work.push_back(f);
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (lb.min_rem[k] == kUnbounded) continue;
+    if (pending[k] > 0) lb.max_rem[k] = kUnbounded;  // reaches a cycle
+    if (!d.final(static_cast<int32_t>(k / kPhases)) && lb.max_rem[k] != kUnbounded)
+      lb.unbounded = false;
+  }
+  return lb;
 }
 
 ObjectInfo Machine::object_info(const Grammar& g, const GrammarNode& obj) {
@@ -153,13 +239,21 @@ bool Machine::leaf_advance(const Frame* below, Frame& top, uint8_t b, int32_t q2
   const GrammarNode& node = g_.nodes[top.node];
   if (top.kind == FrameKind::kKey) {
     if ((key_reach(node.key_dfa, q2) & available_keys(*below)) == 0) return false;
-    top.n = static_cast<uint32_t>(g_.dfas[0]->next(static_cast<int32_t>(top.n), b));
+    top.n = static_cast<uint32_t>(g_.dfas[7]->next(static_cast<int32_t>(top.n), b));
   } else if (node.counts_chars) {
     count_byte(top, b);
-    if (top.n > node.max_chars) return false;
+    top.q = q2;
+    return length_ok(node, top);
   }
   top.q = q2;
   return true;
+}
+
+bool Machine::length_ok(const GrammarNode& leaf, const Frame& f) const noexcept {
+  const LengthBounds& lb = lengths_[leaf.dfa];
+  const uint32_t lo = lb.min_at(f.q, f.esc), hi = lb.max_at(f.q, f.esc);
+  if (lo == kUnbounded || f.n + static_cast<uint64_t>(lo) > leaf.max_chars) return false;
+  return hi == kUnbounded || f.n + static_cast<uint64_t>(hi) >= leaf.min_chars;
 }
 
 // The value that just ended moves its parent on.
@@ -198,26 +292,25 @@ bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
   const auto labels = d.labels(top.q);
   const auto np = static_cast<uint32_t>(obj.props.size());
   const auto npp = static_cast<uint32_t>(obj.pattern_props.size());
-  uint32_t declared = kNoNode, patterns = 0, pattern = kNoNode;
-  bool other = false;
+  uint32_t declared = kNoNode;
+  bool other = false, ambiguous = false;
   for (uint32_t l : labels) {
-    if (l < np)
-      declared = std::min(declared, l);
-    else if (l < np + npp) {
-      ++patterns;
-      pattern = l - np;
-    } else {
-      other = true;
-    }
+    if (l < np) declared = std::min(declared, l);
+    if (l >= np + 2 * npp) other = true;
   }
+  const std::vector<uint32_t> patterns = matched_patterns(labels, np, npp, &ambiguous);
+  if (declared == kNoNode && ambiguous) return false;
   uint32_t value = kNoNode;
   uint64_t bit = 0;
   if (declared != kNoNode) {
     value = obj.props[declared].node;
     if (declared < 63) bit = uint64_t{1} << declared;
-  } else if (patterns == 1) {
-    value = obj.pattern_props[pattern].node;
-  } else if (patterns == 0 && other) {
+  } else if (patterns.size() == 1) {
+    value = obj.pattern_props[patterns[0]].node;
+  } else if (patterns.size() > 1) {
+    for (const auto& [combo, node] : obj.pattern_combos)
+      if (combo == patterns) value = node;
+  } else if (other) {
     value = obj.additional;
   }
   if (value == kNoNode || g_.nodes[value].kind == NodeKind::kNever || (parent.seen & bit))
@@ -259,7 +352,10 @@ bool Machine::push_value(std::vector<Frame>& frames, size_t base, uint32_t node,
       f.kind = FrameKind::kLeaf;
       f.q = d.next(d.start(), b);
       if (f.q < 0) return false;
-      if (n.counts_chars) count_byte(f, b);
+      if (n.counts_chars) {
+        count_byte(f, b);
+        if (!length_ok(n, f)) return false;
+      }
       frames.push_back(f);
       return d.final(f.q) ? pop(frames, base) : true;
     }
@@ -327,7 +423,7 @@ bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
         k.kind = FrameKind::kKey;
         k.node = t.node;
         k.q = d.next(d.start(), b);
-        const Dfa& any_string = *g_.dfas[0];
+        const Dfa& any_string = *g_.dfas[7];  // StandardDfas::key
         k.n = static_cast<uint32_t>(any_string.next(any_string.start(), b));
         if (k.q < 0) return false;
         if ((key_reach(obj.key_dfa, k.q) & available_keys(t)) == 0) return false;

@@ -57,6 +57,23 @@ struct ObjectInfo {
 // UTF-8 at lead bytes, an escape once, a \u surrogate pair once).
 void count_byte(Frame& f, uint8_t b) noexcept;
 
+// For a string DFA read with code-point counting: from each (state, escape
+// phase), the fewest and the most code points that can still come before
+// the string closes (kUnbounded: no limit). Length checks use them so that
+// minLength/maxLength with a pattern never admit a prefix that cannot end.
+struct LengthBounds {
+  static constexpr int kPhases = 10;       // Frame::esc values
+  std::vector<uint32_t> min_rem, max_rem;  // [state * kPhases + esc]
+  bool unbounded = true;                   // every non-final state can still grow without limit
+  uint32_t min_at(int32_t q, uint8_t esc) const noexcept {
+    return min_rem[static_cast<size_t>(q) * kPhases + esc];
+  }
+  uint32_t max_at(int32_t q, uint8_t esc) const noexcept {
+    return max_rem[static_cast<size_t>(q) * kPhases + esc];
+  }
+  static LengthBounds of(const Dfa& d);
+};
+
 class Machine {
  public:
   // Sets larger than this keep their first configurations only (sound:
@@ -97,6 +114,10 @@ class Machine {
   // The key DFA's final state for a name that is no declared property
   // (-1 when other names are not allowed).
   int32_t other_final(uint32_t key_dfa) const noexcept { return other_final_[key_dfa]; }
+  // Length bounds of a counting leaf's DFA (null for other DFAs).
+  const LengthBounds* length_bounds(uint32_t dfa) const noexcept {
+    return lengths_[dfa].min_rem.empty() ? nullptr : &lengths_[dfa];
+  }
   // Keys still allowed in this object frame, as key_reach bits.
   uint64_t available_keys(const Frame& obj) const noexcept;
   const ObjectInfo& object(uint32_t node) const noexcept { return info_[node]; }
@@ -111,6 +132,7 @@ class Machine {
  private:
   bool value_start(std::vector<Frame>& frames, size_t base, uint32_t node, uint8_t b,
                    ConfigSet& out) const;
+  bool length_ok(const GrammarNode& leaf, const Frame& f) const noexcept;
   bool push_value(std::vector<Frame>& frames, size_t base, uint32_t node, uint8_t b) const;
   bool container_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
   bool leaf_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
@@ -123,6 +145,7 @@ class Machine {
 
   std::vector<std::vector<uint64_t>> reach_;  // per DFA used as a key DFA
   std::vector<int32_t> other_final_;          // per key DFA
+  std::vector<LengthBounds> lengths_;         // per DFA read by a counting leaf
   std::vector<ObjectInfo> info_;              // per object node
 };
 

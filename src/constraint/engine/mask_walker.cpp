@@ -147,10 +147,14 @@ bool MaskWalker::cached_one(size_t which, std::span<uint32_t> mask) {
   const Dfa& dfa = m_.leaf_dfa(top);
   bool counting = false;
   uint32_t room = kUnbounded;  // code points a token may still add
+  const LengthBounds* lengths = nullptr;
   if (top.kind == FrameKind::kLeaf) {
     if (node.counts_chars) {
       counting = true;
+      lengths = m_.length_bounds(node.dfa);
       if (node.max_chars != kUnbounded) room = node.max_chars - top.n;
+      // A pattern that bounds the length left: minLength needs the walk.
+      if (!lengths->unbounded && top.n < node.min_chars) return false;
     }
   } else if (node.additional == kNoNode) {
     // Without "any other key", the entry is exact only when every key the
@@ -168,14 +172,14 @@ bool MaskWalker::cached_one(size_t which, std::span<uint32_t> mask) {
     // Any name may be read, so the key reads like any string: share that
     // entry. Its exits resolve as "other" except where the bytes complete
     // a declared name, found by following only declared-name paths.
-    const Dfa& any = *caches_.standard_dfas[0];
+    const Dfa& any = *caches_.standard_dfas[7];  // StandardDfas::key
     entry = caches_.standard->get(trie_, {&any, static_cast<int32_t>(top.n), 0, false});
     other_final = m_.other_final(node.key_dfa);
     declared_exits(dfa, node.key_dfa, 0, top.q);
     std::sort(overrides_.begin(), overrides_.end());
   } else {
     LeafCache* cache = standard ? caches_.standard : caches_.grammar;
-    entry = cache->get(trie_, {&dfa, top.q, counting ? top.esc : uint8_t{0}, counting});
+    entry = cache->get(trie_, {&dfa, top.q, counting ? top.esc : uint8_t{0}, counting}, lengths);
   }
   if (room < LeafEntry::kShortChars) {
     for (uint32_t k = 0; k <= room; ++k) {

@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 
+#include <utf8proc.h>
+
 #include "constraint/regex/utf8_ranges.hpp"
 #include "nextok/error.hpp"
 
@@ -54,6 +56,44 @@ const CodeSet kSpace = normalized({{'\t', '\r'},
                                    {0x205F, 0x205F},
                                    {0x3000, 0x3000},
                                    {0xFEFF, 0xFEFF}});
+// Unicode-aware classes (Python's and Rust's regex engines): supersets of
+// the ECMA ones, for matching that must not miss what those engines match.
+const CodeSet& unicode_word() {
+  static const CodeSet set = [] {
+    CodeSet out = {{'_', '_'}};
+    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+      switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
+        case UTF8PROC_CATEGORY_LU:
+        case UTF8PROC_CATEGORY_LL:
+        case UTF8PROC_CATEGORY_LT:
+        case UTF8PROC_CATEGORY_LM:
+        case UTF8PROC_CATEGORY_LO:
+        case UTF8PROC_CATEGORY_ND:
+        case UTF8PROC_CATEGORY_NL:
+        case UTF8PROC_CATEGORY_NO:
+          out.emplace_back(cp, cp);
+          break;
+        default:
+          break;
+      }
+    }
+    return normalized(std::move(out));
+  }();
+  return set;
+}
+
+const CodeSet& unicode_digit() {
+  static const CodeSet set = [] {
+    CodeSet out;
+    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+      if (utf8proc_category(static_cast<utf8proc_int32_t>(cp)) == UTF8PROC_CATEGORY_ND)
+        out.emplace_back(cp, cp);
+    }
+    return normalized(std::move(out));
+  }();
+  return set;
+}
+
 const CodeSet kNotLineTerminator =
     complement(normalized({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}));
 
@@ -74,7 +114,7 @@ NodePtr make(Node::Kind k) {
 
 class Parser {
  public:
-  explicit Parser(std::string_view p) : p_(p) {}
+  explicit Parser(std::string_view p, bool unicode = false) : p_(p), unicode_(unicode) {}
 
   NodePtr parse(bool& anchored_start, bool& anchored_end) {
     anchored_start = i_ < p_.size() && p_[i_] == '^';
@@ -135,19 +175,25 @@ class Parser {
     const char c = p_[i_++];
     switch (c) {
       case 'd':
-        set = kDigit;
+        set = unicode_ ? unicode_digit() : kDigit;
         return true;
       case 'D':
         set = complement(kDigit);
         return true;
       case 'w':
-        set = kWord;
+        set = unicode_ ? unicode_word() : kWord;
         return true;
       case 'W':
         set = complement(kWord);
         return true;
       case 's':
-        set = kSpace;
+        set = unicode_ ? normalized([] {
+          CodeSet u = kSpace;
+          u.emplace_back(0x1C, 0x1F);
+          u.emplace_back(0x85, 0x85);
+          return u;
+        }())
+                       : kSpace;
         return true;
       case 'S':
         set = complement(kSpace);
@@ -347,6 +393,7 @@ class Parser {
   }
 
   std::string_view p_;
+  bool unicode_ = false;
   size_t i_ = 0;
 };
 
@@ -359,6 +406,7 @@ struct Nfa {
   std::vector<std::vector<Edge>> edges;
   std::vector<std::vector<uint32_t>> eps;
   bool json_string = false;  // sets read JSON string content (see RegexOptions)
+  bool canonical = false;    // no \\uXXXX spellings of printable characters
 
   // A chain of fresh states from s to e reading one byte range each.
   void path(uint32_t s, uint32_t e, const std::vector<ByteRange>& seq) {
@@ -434,7 +482,8 @@ struct Nfa {
     if (contains('"')) two('"');
     if (contains('\\')) two('\\');
     if (contains('/')) two('/');
-    const bool full = set.size() == 1 && set[0].first == 0 && set[0].second == kMaxCodePoint;
+    const bool full =
+        !canonical && set.size() == 1 && set[0].first == 0 && set[0].second == kMaxCodePoint;
     static constexpr char kShort[] = "btn\0fr";  // U+0008..U+000D; \0 = none (VT)
     for (uint32_t c = 0; c < 0x20; ++c) {
       if (!contains(c)) continue;
@@ -565,7 +614,8 @@ NodePtr literal_node(std::string_view text) {
 NodePtr alternative_root(const RegexAlternative& alt, const RegexOptions& opt) {
   if (alt.literal) return literal_node(alt.text);
   bool anchored_start = false, anchored_end = false;
-  NodePtr root = Parser(alt.text).parse(anchored_start, anchored_end);
+  NodePtr root = Parser(alt.text, opt.unicode_classes || alt.unicode_classes)
+                     .parse(anchored_start, anchored_end);
   if (opt.full_match) return root;
   // Search semantics: anything may come before and after an unanchored side.
   auto cat = make(Node::kConcat);
@@ -585,6 +635,7 @@ Dfa Dfa::compile(std::string_view pattern, const RegexOptions& opt) {
 Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOptions& opt) {
   Nfa nfa;
   nfa.json_string = opt.json_string;
+  nfa.canonical = opt.canonical_escapes;
   const uint32_t ns = nfa.add();
   std::vector<uint32_t> ends;
   for (const auto& alt : alts) {

@@ -21,12 +21,20 @@ struct RegexOptions {
   // decoded content the pattern matches: '"', '\\' and controls must be
   // escaped, everything else is raw UTF-8 (see docs/constraint-engine.md).
   bool json_string = false;
+  // \d, \w and \s take their Unicode meanings (supersets of ECMA's, which
+  // are ASCII): for patternProperties, where missing a match that another
+  // validator sees would skip a schema.
+  bool unicode_classes = false;
+  // With json_string: only the spellings a set needs (no \uXXXX for
+  // printable characters), so that each key has one spelling per name.
+  bool canonical_escapes = false;
 };
 
 // One alternative of a labeled union: a pattern, or literal text.
 struct RegexAlternative {
   std::string_view text;
   bool literal = false;
+  bool unicode_classes = false;  // as RegexOptions::unicode_classes, for this one
 };
 
 class Dfa {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,13 @@ struct GrammarNode {
   bool counts_chars = false;
   uint32_t min_chars = 0, max_chars = kUnbounded;
   // kObject. Keys are read by key_dfa, labeled: label i < props.size() is
-  // property i, then one label per pattern property, then (when additional
-  // is not kNoNode) a last label for any other key.
+  // property i, then two labels per pattern property (ECMA classes, Unicode
+  // classes), then (when additional is not kNoNode) a last label for any
+  // other key.
   std::vector<ObjectProperty> props;
   std::vector<PatternProperty> pattern_props;
+  // Keys matched by several patterns: (pattern indexes, sorted) → node.
+  std::vector<std::pair<std::vector<uint32_t>, uint32_t>> pattern_combos;
   std::vector<uint32_t> required;  // indexes into props, all < 64
   uint32_t additional = kNoNode;   // node for other keys; kNoNode: none allowed
   uint32_t key_dfa = 0;
@@ -58,6 +62,23 @@ struct GrammarNode {
   // kAnyOf.
   std::vector<uint32_t> options;
 };
+
+// The pattern properties a key matches under both regex flavours, sorted;
+// sets `ambiguous` when some pattern matches under one flavour only.
+inline std::vector<uint32_t> matched_patterns(std::span<const uint32_t> labels, uint32_t props,
+                                              uint32_t patterns, bool* ambiguous = nullptr) {
+  std::vector<uint8_t> hits(patterns, 0);
+  for (uint32_t l : labels) {
+    if (l >= props && l < props + 2 * patterns)
+      hits[(l - props) / 2] |= static_cast<uint8_t>(1u << ((l - props) % 2));
+  }
+  std::vector<uint32_t> out;
+  for (uint32_t k = 0; k < patterns; ++k) {
+    if (hits[k] == 3) out.push_back(k);
+    if ((hits[k] == 1 || hits[k] == 2) && ambiguous) *ambiguous = true;
+  }
+  return out;
+}
 
 struct Grammar {
   std::vector<GrammarNode> nodes;

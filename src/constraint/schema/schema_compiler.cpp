@@ -5,6 +5,7 @@
 #include "constraint/schema/schema_compiler.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -44,9 +45,10 @@ class Compiler {
   Compiler(const json& root, const SchemaCompileOptions& opt, const StandardDfas& sd)
       : refs_(root), opt_(opt), sd_(sd) {
     g_.max_whitespace = opt.max_whitespace;
-    for (const auto& d :
-         {sd.string, sd.number, sd.integer, sd.true_, sd.false_, sd.null_, sd.integer_strict}) {
+    for (const auto& d : {sd.string, sd.number, sd.integer, sd.true_, sd.false_, sd.null_,
+                          sd.integer_strict, sd.key}) {
       g_.dfas.push_back(d);
+      g_.shared_dfa.push_back(1);
     }
     // Draft 4 (and 3) does not count 1.0 as an integer; later drafts do.
     if (root.is_object() && root.contains("$schema") && root["$schema"].is_string()) {
@@ -135,7 +137,7 @@ class Compiler {
     GrammarNode obj;
     obj.kind = NodeKind::kObject;
     obj.additional = any_;
-    obj.key_dfa = kStringDfa;
+    obj.key_dfa = kKeyDfa;
     GrammarNode arr;
     arr.kind = NodeKind::kArray;
     arr.items = any_;
@@ -266,7 +268,7 @@ class Compiler {
   uint32_t array_node(std::vector<Part>& parts, size_t depth);
 
   static constexpr uint32_t kStringDfa = 0, kNumberDfa = 1, kIntegerDfa = 2, kTrueDfa = 3,
-                            kFalseDfa = 4, kNullDfa = 5, kStrictIntegerDfa = 6;
+                            kFalseDfa = 4, kNullDfa = 5, kStrictIntegerDfa = 6, kKeyDfa = 7;
   bool draft4_ = false;
 
   SchemaRefs refs_;
@@ -429,10 +431,15 @@ uint32_t Compiler::const_node(const json& v) {
     n.min_items = n.max_items = static_cast<uint32_t>(v.size());
     return add(std::move(n));
   }
-  const std::string text = v.dump();
   RegexOptions ro;
   ro.json_string = v.is_string();
-  const std::string content = v.is_string() ? v.get<std::string>() : text;
+  if (v.is_number()) {  // 1 and 1.0 are the same value
+    const double d = v.get<double>();
+    const std::string re = number_spellings(v, d == std::floor(d));
+    const RegexAlternative alt{re, false};
+    return leaf(add_dfa(Dfa::compile_labeled(std::span(&alt, 1), ro)));
+  }
+  const std::string content = v.is_string() ? v.get<std::string>() : v.dump();
   const RegexAlternative alt{content, true};
   return leaf(add_dfa(Dfa::compile_labeled(std::span(&alt, 1), ro)));
 }
@@ -548,13 +555,20 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
 
 // The labeled key automaton of an object node (see GrammarNode).
 uint32_t Compiler::key_dfa(const GrammarNode& n) {
-  if (n.props.empty() && n.pattern_props.empty() && n.additional != kNoNode) return kStringDfa;
+  if (n.props.empty() && n.pattern_props.empty() && n.additional != kNoNode) return kKeyDfa;
   std::vector<RegexAlternative> alts;
   for (const auto& p : n.props) alts.push_back({p.name, true});
-  for (const auto& p : n.pattern_props) alts.push_back({p.pattern, false});
+  // Each pattern twice: with ECMA classes (ASCII \\w \\d \\s, the JSON Schema
+  // meaning) and with Unicode ones (what Python and Rust validators use); a
+  // key only one of them matches is refused, since validators disagree.
+  for (const auto& p : n.pattern_props) {
+    alts.push_back({p.pattern, false, false});
+    alts.push_back({p.pattern, false, true});
+  }
   if (n.additional != kNoNode) alts.push_back({"[^]*", false});
   RegexOptions ro;
   ro.json_string = true;
+  ro.canonical_escapes = true;
   ro.full_match = false;  // patterns search; literals are always whole
   ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
   if (alts.empty()) return add_dfa(Dfa{});
@@ -630,6 +644,7 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
         for (const auto& [pat, sub] : it->items()) {
           RegexOptions ro;
           ro.full_match = false;
+          ro.unicode_classes = true;
           if (Dfa::compile(pat, ro).matches(key)) {
             out.push_back({&sub, p.ptr + "/patternProperties/" + pointer_escape(pat), 0});
             matched = true;
@@ -660,6 +675,7 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
       other.push_back({&*it, p.ptr + "/additionalProperties", 0});
     }
   }
+  std::vector<std::vector<Part>> pattern_parts;
   if (with_patterns) {
     for (const auto& [pat, sub] : with_patterns->j->at("patternProperties").items()) {
       std::vector<Part> ps = {
@@ -672,6 +688,7 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
       }
       // Validate the pattern as an ECMA regex now, with its pointer.
       (void)pattern_dfa(pat, true, with_patterns->ptr + "/patternProperties");
+      pattern_parts.push_back(ps);
       n.pattern_props.push_back({pat, conj(std::move(ps), depth + 1)});
     }
     // The additional label covers keys no pattern matches: other parts'
@@ -683,6 +700,23 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
   if (n.min_props > n.props.size() && n.additional == kNoNode && n.pattern_props.empty())
     return never();
   n.key_dfa = key_dfa(n);
+  // A key several patterns match must satisfy all their schemas: one node
+  // per combination the key automaton can end in.
+  const Dfa& kd = *g_.dfas[n.key_dfa];
+  const auto np = static_cast<uint32_t>(n.props.size());
+  for (int32_t q = 0; q < static_cast<int32_t>(kd.states()); ++q) {
+    std::vector<uint32_t> combo =
+        matched_patterns(kd.labels(q), np, static_cast<uint32_t>(n.pattern_props.size()));
+    if (combo.size() < 2) continue;
+    if (std::any_of(n.pattern_combos.begin(), n.pattern_combos.end(),
+                    [&](const auto& c) { return c.first == combo; })) {
+      continue;
+    }
+    std::vector<Part> all;
+    for (uint32_t k : combo)
+      all.insert(all.end(), pattern_parts[k].begin(), pattern_parts[k].end());
+    n.pattern_combos.push_back({combo, conj(std::move(all), depth + 1)});
+  }
   return add(std::move(n));
 }
 

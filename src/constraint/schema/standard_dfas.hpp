@@ -10,11 +10,12 @@
 namespace nextok::constraint {
 
 struct StandardDfas {
-  std::shared_ptr<const Dfa> string, number, integer, true_, false_, null_, integer_strict;
-  static constexpr int kCount = 7;
+  std::shared_ptr<const Dfa> string, number, integer, true_, false_, null_, integer_strict, key;
+  static constexpr int kCount = 8;
 
   static const StandardDfas& get();
-  // 0..6 for the DFAs above, -1 for any other.
+  // 0..7 for the DFAs above, -1 for any other. `key` is any string in its
+  // canonical spellings (object keys: one spelling per name).
   int id_of(const Dfa* d) const noexcept;
 };
 

@@ -1,0 +1,490 @@
+// JSON Schema keywords through the public API (JsonGrammar::from_schema and
+// JsonConstraint::completes_with) over the Llama-3.1 vocabulary: one test per
+// keyword family, each listing texts that must and must not be complete
+// values, and the exact errors of strict mode.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "json_schema_test_util.hpp"
+
+namespace {
+
+using schema_test::compile;
+using schema_test::expect_schema;
+using schema_test::lenient;
+using schema_test::matches;
+using schema_test::schema_error;
+
+// --- type, boolean schemas ---------------------------------------------------
+
+TEST(JsonSchemaKeywords, TypeEachType) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"string"})", {R"("a")", R"("")"}, {"1", "null", "{}", "[]", "a"});
+  expect_schema(R"({"type":"integer"})", {"1", "-5", "0", "1.0", "12345678901234567890"},
+                {"1.5", R"("1")", "true", "[]"});
+  expect_schema(R"({"type":"number"})", {"1.5", "-0", "1e10", "7"}, {R"("1")", "true", "null"});
+  expect_schema(R"({"type":"boolean"})", {"true", "false"}, {"1", R"("true")", "null"});
+  expect_schema(R"({"type":"null"})", {"null"}, {"0", R"("null")", "false", "{}"});
+  expect_schema(R"({"type":"object"})", {"{}", R"({"a":[1]})"}, {"[]", "1", R"("{}")"});
+  expect_schema(R"({"type":"array"})", {"[]", R"([1,"a",null])"}, {"{}", "1"});
+}
+
+TEST(JsonSchemaKeywords, TypeArraysAndDraft4Integers) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":["string","null"]})", {R"("x")", "null"}, {"1", "false", "[]"});
+  expect_schema(R"({"type":["integer","number"]})", {"1", "1.5"}, {R"("1")"});
+  expect_schema(R"({"type":["array","boolean"]})", {"[1]", "true"}, {"{}", "0"});
+  // Draft 4 does not count 1.0 as an integer; later drafts do.
+  expect_schema(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"integer"})",
+                {"1", "-3"}, {"1.0", "1.5"});
+  expect_schema(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"integer"})",
+                {"1", "1.0"}, {"1.5"});
+}
+
+TEST(JsonSchemaKeywords, BooleanSchemasAndEmptySchema) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  for (const char* any : {"true", "{}"}) {
+    expect_schema(any, {"1", R"("s")", "null", "true", R"({"a":[{}]})", "[[]]", "-1.5e3"},
+                  {"", "nul", "[1,]", "{\"a\"}"});
+  }
+  // No value satisfies `false`: compiling it is an error naming the root.
+  EXPECT_EQ(schema_error("false"), "invalid_argument /");
+  EXPECT_EQ(schema_error(R"({"type":"string","minLength":3,"maxLength":2})"), "invalid_argument /");
+  expect_schema(R"({"properties":{"a":false}})", {"{}", R"({"b":1})"}, {R"({"a":1})"});
+  expect_schema(R"({"items":false})", {"[]", "1"}, {"[1]"});
+}
+
+// --- objects ------------------------------------------------------------------
+
+TEST(JsonSchemaKeywords, PropertiesRequiredAnyOrderNoDuplicates) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(
+      R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},
+          "required":["a"]})",
+      {R"({"a":1})", R"({"a":1,"b":"x"})", R"({"b":"x","a":1})", R"({"a":1,"c":null})",
+       R"({"c":[1],"b":"x","a":2})"},
+      {"{}", R"({"b":"x"})", R"({"a":"x"})", R"({"a":1,"b":2})", R"({"a":1,"a":2})",
+       R"({"a":1,"b":"x","b":"y"})", R"({"b":"x","a":1,"b":"y"})"});
+  // Required names without a properties entry may hold any value.
+  expect_schema(R"({"required":["x","y"]})", {R"({"y":[],"x":{}})", "5"}, {R"({"x":1})"});
+}
+
+TEST(JsonSchemaKeywords, EscapedPropertyNamesAreTheSameNames) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  // A key is its decoded text: "\u0061" is the property "a", with a's schema,
+  // and counts as a duplicate of "a".
+  expect_schema(R"({"properties":{"a":{"type":"integer"}}})", {R"({"a":1})", R"({"b":"x"})"},
+                {R"({"\u0061":"x"})", R"({"a":1,"\u0061":2})"});
+  expect_schema(R"({"patternProperties":{"^x_":{"type":"integer"}}})", {R"({"x_a":1})"},
+                {R"({"\u0078_a":"s"})", R"({"x\u005fa":"s"})"});
+}
+
+TEST(JsonSchemaKeywords, AdditionalProperties) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"properties":{"a":{"type":"integer"}},"additionalProperties":false})",
+                {"{}", R"({"a":1})"}, {R"({"a":1,"c":1})", R"({"c":1})", R"({"A":1})"});
+  expect_schema(R"({"properties":{"a":{"type":"integer"}},"additionalProperties":true})",
+                {R"({"x":[1],"a":2})", R"({"y":{}})"}, {R"({"a":"s"})"});
+  expect_schema(
+      R"({"properties":{"a":{"type":"integer"}},"additionalProperties":{"type":"string"}})",
+      {R"({"x":"s"})", R"({"a":1,"x":"s","y":""})"}, {R"({"x":1})", R"({"a":"s"})"});
+}
+
+TEST(JsonSchemaKeywords, PatternProperties) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"patternProperties":{"^x_":{"type":"integer"}},"additionalProperties":false})",
+                {"{}", R"({"x_a":1})", R"({"x_a":1,"x_b":2})"},
+                {R"({"x_a":"s"})", R"({"y":1})", R"({"ax_":1})"});
+  // A declared property that also matches a pattern obeys both schemas.
+  expect_schema(
+      R"({"properties":{"x_a":{"minimum":5}},"patternProperties":{"^x_":{"type":"integer"}}})",
+      {R"({"x_a":7})", R"({"x_b":3})", R"({"other":"s"})"},
+      {R"({"x_a":3})", R"({"x_a":7.5})", R"({"x_a":"s"})", R"({"x_b":"s"})"});
+  // Unanchored patterns search: "b" matches any key containing b.
+  expect_schema(R"({"patternProperties":{"b":{"type":"null"}},"additionalProperties":false})",
+                {R"({"abc":null})", R"({"b":null})"}, {R"({"abc":1})", R"({"ac":null})"});
+}
+
+TEST(JsonSchemaKeywords, PatternPropertiesOverlappingPatternsBothApply) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  // "ab" matches both patterns: it must satisfy both schemas, and may exist.
+  expect_schema(R"({"patternProperties":{"^a":{"type":"integer"},"b$":{"minimum":0}}})",
+                {R"({"ab":1})", R"({"a":-1})", R"({"b":0.5})"},
+                {R"({"ab":-1})", R"({"ab":1.5})", R"({"a":"s"})"});
+}
+
+TEST(JsonSchemaKeywords, MinMaxProperties) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"minProperties":1,"maxProperties":2})",
+                {R"({"a":1})", R"({"a":1,"b":2})", "5", R"("s")"},
+                {"{}", R"({"a":1,"b":2,"c":3})"});
+  expect_schema(R"({"properties":{"a":{}},"required":["a"],"maxProperties":1})", {R"({"a":1})"},
+                {R"({"b":1,"a":1})", R"({"a":1,"b":1})"});
+}
+
+// --- arrays -------------------------------------------------------------------
+
+TEST(JsonSchemaKeywords, ItemsAndMinMaxItems) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"array","items":{"type":"integer"}})", {"[]", "[1,2]", "[ 1 , 2 ]"},
+                {R"([1,"a"])", "[1.5]", "{}"});
+  expect_schema(R"({"minItems":2,"maxItems":3})", {"[1,2]", "[1,2,3]", "7"},
+                {"[]", "[1]", "[1,2,3,4]"});
+  expect_schema(R"({"type":"array","items":false})", {"[]"}, {"[1]", "[[]]"});
+}
+
+TEST(JsonSchemaKeywords, PrefixItems) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"prefixItems":[{"type":"string"},{"type":"integer"}],"items":false})",
+                {"[]", R"(["a"])", R"(["a",1])"}, {R"(["a",1,2])", "[1]", R"(["a","b"])"});
+  expect_schema(R"({"prefixItems":[{"type":"string"}],"items":{"type":"integer"}})",
+                {R"(["a",1,2])", "[]"}, {R"(["a","b"])", "[1]"});
+  expect_schema(R"({"prefixItems":[{"type":"string"}],"minItems":2})", {R"(["a",null])"},
+                {R"(["a"])", R"([1,2])"});
+}
+
+TEST(JsonSchemaKeywords, Draft7TupleItemsAndAdditionalItems) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"items":[{"type":"string"},{"type":"integer"}],
+                    "additionalItems":{"type":"boolean"}})",
+                {R"(["a",1,true,false])", R"(["a"])"}, {R"(["a",1,2])", R"([1])"});
+  expect_schema(R"({"items":[{"type":"string"}],"additionalItems":false})", {R"(["a"])", "[]"},
+                {R"(["a",true])"});
+  expect_schema(R"({"items":[{"type":"string"}]})", {R"(["a",1,{}])"}, {"[1]"});
+}
+
+// --- enum, const --------------------------------------------------------------
+
+TEST(JsonSchemaKeywords, EnumScalars) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"enum":["red","green",null,1,true,0.5]})",
+                {R"("red")", R"("green")", "null", "1", "1.0", "true", "0.5", "0.50"},
+                {R"("blue")", R"("Red")", R"("re")", "false", "2", "10", "0.05", "-1", "[]"});
+  // Enumerated strings take only their minimal spelling.
+  expect_schema(R"({"enum":["a\"b","é"]})", {R"("a\"b")", "\"é\""},
+                {R"("\u00e9")", R"("a\u0022b")", R"("ab")"});
+  // The type filters the values.
+  expect_schema(R"({"type":"string","enum":["a",1,null]})", {R"("a")"}, {"1", "null"});
+  expect_schema(R"({"type":"integer","enum":[1,1.5,"x"]})", {"1"}, {"1.5", R"("x")"});
+}
+
+TEST(JsonSchemaKeywords, ConstValues) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"const":1})", {"1", "1.0", "1.00"}, {"10", "1.01", "-1", "2", R"("1")"});
+  expect_schema(R"({"const":1.0})", {"1", "1.0"}, {"1.1"});
+  expect_schema(R"({"const":1.5})", {"1.5", "1.50"}, {"1", "15", "1.05"});
+  expect_schema(R"({"const":null})", {"null"}, {"0", "false", R"("null")"});
+  expect_schema(R"({"const":false})", {"false"}, {"0", "true", "null"});
+  expect_schema(R"({"const":"hi"})", {R"("hi")"}, {R"("hi ")", R"("h")", "hi"});
+  expect_schema(R"({"const":{"a":[1,"x"],"b":null}})",
+                {R"({"a":[1,"x"],"b":null})", R"({"b":null,"a":[1,"x"]})",
+                 R"({ "a" : [ 1 , "x" ] , "b" : null })"},
+                {R"({"a":[1,"x"]})", R"({"a":["x",1],"b":null})", R"({"a":[1,"x"],"b":null,"c":1})",
+                 R"({"a":[1,"x",2],"b":null})", R"({"a":[1,"x"],"b":null,"b":null})"});
+  expect_schema(R"({"enum":[[1,2],{"k":true}]})", {"[1,2]", R"({"k":true})"},
+                {"[1]", "[2,1]", R"({"k":false})", "{}"});
+}
+
+TEST(JsonSchemaKeywords, ConstNumbersInsideContainersCompareByValue) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  // JSON Schema equality is by value at every depth: [0.0] equals [0].
+  expect_schema(R"({"enum":[[0]]})", {"[0]", "[0.0]"}, {"[false]", "[1]"});
+  expect_schema(R"({"const":{"a":1}})", {R"({"a":1})", R"({"a":1.0})"}, {R"({"a":true})"});
+}
+
+// --- anyOf, oneOf, allOf -------------------------------------------------------
+
+TEST(JsonSchemaKeywords, AnyOf) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"anyOf":[{"type":"string","maxLength":2},{"type":"integer"}]})",
+                {R"("ab")", "5", R"("")"}, {R"("abc")", "1.5", "null"});
+  expect_schema(R"({"anyOf":[{"type":"string","maxLength":3},{"type":"string","pattern":"^a"}]})",
+                {R"("abcdef")", R"("xy")", R"("a")"}, {R"("xyzw")"});
+  // Sibling keywords apply to every branch.
+  expect_schema(R"({"type":"integer","anyOf":[{"minimum":10},{"maximum":0}]})", {"10", "0", "-4"},
+                {"5", "10.5", R"("a")"});
+}
+
+TEST(JsonSchemaKeywords, OneOf) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"oneOf":[{"type":"string"},{"type":"integer"}]})", {R"("a")", "1"},
+                {"null", "1.5"});
+  expect_schema(
+      R"({"oneOf":[{"type":"object","properties":{"k":{"const":"a"},"x":{"type":"integer"}},
+                               "required":["k"]},
+                              {"type":"object","properties":{"k":{"const":"b"},"x":{"type":"string"}},
+                               "required":["k"]}]})",
+      {R"({"k":"a","x":1})", R"({"k":"b","x":"s"})", R"({"x":1,"k":"a"})"},
+      {R"({"k":"a","x":"s"})", R"({"k":"c"})", "{}"});
+  const char* overlap = R"({"oneOf":[{"type":"string"},{"type":"string","maxLength":2}]})";
+  EXPECT_EQ(schema_error(overlap), "unsupported /oneOf");
+  const auto g = compile(overlap, lenient());
+  ASSERT_EQ(g->warnings().size(), 1u);
+  EXPECT_EQ(g->warnings()[0].rfind("/oneOf", 0), 0u) << g->warnings()[0];
+  schema_test::expect_texts(g, {R"("abc")", R"("a")"}, {"1"});
+}
+
+TEST(JsonSchemaKeywords, AllOf) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"allOf":[{"properties":{"a":{"type":"integer"}},"required":["a"]},
+                             {"properties":{"b":{"type":"string"}},"required":["b"]}]})",
+                {R"({"a":1,"b":"x"})", R"({"b":"x","a":1,"c":0})"},
+                {R"({"a":1})", R"({"b":"x"})", R"({"a":"x","b":"x"})", R"({"a":1,"b":2})"});
+  // additionalProperties false in one part forbids the other part's properties.
+  expect_schema(R"({"allOf":[{"properties":{"a":{}},"additionalProperties":false},
+                             {"properties":{"b":{}}}]})",
+                {"{}", R"({"a":1})"}, {R"({"b":1})", R"({"a":1,"b":1})"});
+  expect_schema(R"({"allOf":[{"type":["string","integer"]},{"type":["integer","null"]}]})", {"1"},
+                {R"("a")", "null"});
+  expect_schema(R"({"allOf":[{"minimum":0},{"maximum":10}],"type":"number"})", {"0", "5", "10"},
+                {"-1", "11"});
+  expect_schema(R"({"allOf":[{"type":"string","minLength":2},{"maxLength":3}]})",
+                {R"("ab")", R"("abc")"}, {R"("a")", R"("abcd")"});
+}
+
+// --- $ref ---------------------------------------------------------------------
+
+TEST(JsonSchemaKeywords, RefDefsAndDefinitions) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"$defs":{"pos":{"type":"integer","minimum":1}},"type":"array",
+                    "items":{"$ref":"#/$defs/pos"}})",
+                {"[1,2]", "[]"}, {"[0]", "[1.5]"});
+  expect_schema(
+      R"({"definitions":{"s":{"type":"string"}},"properties":{"a":{"$ref":"#/definitions/s"}}})",
+      {R"({"a":"x"})", "{}"}, {R"({"a":1})"});
+  // Pointer escapes in $ref: ~1 is '/', ~0 is '~', %25 is '%'.
+  expect_schema(
+      R"({"$defs":{"a/b":{"type":"null"},"c~d":{"type":"boolean"},"e%f":{"type":"string"}},
+                    "prefixItems":[{"$ref":"#/$defs/a~1b"},{"$ref":"#/$defs/c~0d"},
+                                   {"$ref":"#/$defs/e%25f"}]})",
+      {R"([null,true,"s"])"}, {R"([1])", R"([null,1])", R"([null,true,1])"});
+}
+
+TEST(JsonSchemaKeywords, RefRecursionLinkedList) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  const char* schema = R"({"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},
+      "next":{"anyOf":[{"$ref":"#/$defs/node"},{"type":"null"}]}},"required":["v","next"],
+      "additionalProperties":false}},"$ref":"#/$defs/node"})";
+  std::string list = "null";
+  for (int v = 5; v >= 1; --v) list = R"({"v":)" + std::to_string(v) + R"(,"next":)" + list + "}";
+  EXPECT_TRUE(matches(schema, list)) << list;
+  std::string bad = R"({"v":"x","next":null})";
+  for (int v = 5; v >= 1; --v) bad = R"({"v":)" + std::to_string(v) + R"(,"next":)" + bad + "}";
+  EXPECT_FALSE(matches(schema, bad)) << bad;
+  EXPECT_FALSE(matches(schema, R"({"v":1,"next":{"v":2}})"));
+}
+
+TEST(JsonSchemaKeywords, RefToRootTree) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  const char* schema = R"({"type":"object","properties":{"name":{"type":"string"},
+      "children":{"type":"array","items":{"$ref":"#"}}},"required":["name"],
+      "additionalProperties":false})";
+  std::string tree = R"({"name":"leaf"})", bad = R"({"name":1})";
+  for (int d = 0; d < 5; ++d) {
+    const std::string head = R"({"name":"n)" + std::to_string(d) + R"(","children":[)";
+    tree = head + tree + R"(,{"name":"x","children":[]}]})";
+    bad = head + R"({"name":"x"},)" + bad + "]}";
+  }
+  EXPECT_TRUE(matches(schema, tree)) << tree;
+  EXPECT_FALSE(matches(schema, bad)) << bad;
+}
+
+TEST(JsonSchemaKeywords, RefAnchorAndIdRelative) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"$defs":{"x":{"$anchor":"num","type":"number"}},"items":{"$ref":"#num"}})",
+                {"[1.5]", "[]"}, {R"(["a"])"});
+  expect_schema(R"({"$id":"https://example.com/root.json",
+                    "$defs":{"a":{"$id":"item.json","type":"string"}},
+                    "properties":{"x":{"$ref":"item.json"},
+                                  "y":{"$ref":"https://example.com/item.json"}}})",
+                {R"({"x":"s","y":"t"})"}, {R"({"x":1})", R"({"y":1})"});
+  // A fragment resolves against the nearest $id: b's own $defs, not the root's.
+  expect_schema(R"({"$id":"https://example.com/a/root.json",
+                    "$defs":{"c":{"type":"string"},
+                             "b":{"$id":"sub/b.json","$defs":{"c":{"type":"integer"}},
+                                  "properties":{"z":{"$ref":"#/$defs/c"}}}},
+                    "$ref":"sub/b.json"})",
+                {R"({"z":1})"}, {R"({"z":"s"})"});
+}
+
+TEST(JsonSchemaKeywords, RefUnresolvableIsAnErrorNamingThePointer) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  EXPECT_EQ(schema_error(R"({"$ref":"#/$defs/missing"})"), "invalid_argument /$ref");
+  EXPECT_EQ(schema_error(R"({"properties":{"a":{"$ref":"#/nope"}}})"),
+            "invalid_argument /properties/a/$ref");
+  EXPECT_EQ(schema_error(R"({"$ref":"https://example.com/other.json"})"), "invalid_argument /$ref");
+  EXPECT_EQ(schema_error(R"({"items":{"$ref":"other.json#/x"}})"), "invalid_argument /items/$ref");
+  EXPECT_EQ(schema_error(R"({"$ref":"#nope"})"), "invalid_argument /$ref");
+  EXPECT_EQ(schema_error(R"({"$ref":5})"), "invalid_argument /$ref");
+}
+
+// --- strings --------------------------------------------------------------------
+
+TEST(JsonSchemaKeywords, MinMaxLengthCountCodePoints) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(
+      R"({"type":"string","minLength":2,"maxLength":3})",
+      {R"("ab")", R"("abc")", "\"\xC3\xA9\xC3\xA9\"", "\"\xF0\x9F\x98\x80\xF0\x9F\x98\x80\"",
+       R"("\n\t")", R"("\u00e9\u00e9")", R"("\ud83d\ude00x")", R"("\"\\\/")"},
+      {R"("a")", R"("abcd")", "\"\xC3\xA9\"",
+       "\"\xE2\x82\xAC\xE2\x82\xAC\xE2\x82\xAC\xE2\x82\xAC\"", R"("\u00e9")", R"("\ud83d\ude00")",
+       R"("\\\\\\\\")", R"("")"});
+  expect_schema(R"({"maxLength":0})", {R"("")", "12"}, {R"(" ")"});
+}
+
+TEST(JsonSchemaKeywords, PatternSearchAndAnchors) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"string","pattern":"a"})", {R"("xax")", R"("a")", R"("aaa")"},
+                {R"("xyz")", R"("")", R"("A")"});
+  expect_schema(R"({"type":"string","pattern":"^a+$"})", {R"("a")", R"("aaa")"},
+                {R"("xa")", R"("aab")", R"("")", R"("\u0061")"});
+  expect_schema(R"({"type":"string","pattern":"^[0-9]{3}-[0-9]{4}$"})", {R"("555-1234")"},
+                {R"("5551234")", R"("555-12345")", R"("a555-1234")"});
+  expect_schema(R"({"type":"string","pattern":"^a/b\"c$"})", {R"("a/b\"c")", R"("a\/b\"c")"},
+                {R"("a/bc")"});
+  // Pattern and length together.
+  expect_schema(R"({"type":"string","pattern":"^[a-z]+$","maxLength":3})", {R"("abc")"},
+                {R"("abcd")", R"("ab1")"});
+}
+
+TEST(JsonSchemaKeywords, FormatDatesAndTimes) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"string","format":"date-time"})",
+                {R"("2024-02-29T12:30:00Z")", R"("1999-12-31t23:59:59.123+05:30")"},
+                {R"("2023-02-29T12:00:00Z")", R"("2024-01-01T24:00:00Z")",
+                 R"("2024-01-01 12:00:00Z")", R"("2024-01-01T12:00:00")", R"("2024-01-01")"});
+  expect_schema(R"({"type":"string","format":"date"})", {R"("2024-01-31")", R"("2000-02-29")"},
+                {R"("2024-04-31")", R"("2024-1-01")", R"("2024-13-01")", R"("1900-02-29")"});
+  expect_schema(R"({"type":"string","format":"time"})", {R"("23:59:59Z")", R"("00:00:00.5+01:00")"},
+                {R"("24:00:00Z")", R"("12:00")", R"("12:60:00Z")"});
+}
+
+TEST(JsonSchemaKeywords, FormatNetworkAndIdentifiers) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"string","format":"email"})",
+                {R"("user@example.com")", R"("a.b+c@example.com")"},
+                {R"("no-at-sign")", R"("a@@b.com")", R"("@example.com")", R"("a..b@example.com")"});
+  expect_schema(
+      R"({"type":"string","format":"uuid"})",
+      {R"("123e4567-e89b-12d3-a456-426614174000")", R"("123E4567-E89B-12D3-A456-426614174000")"},
+      {R"("123e4567e89b12d3a456426614174000")", R"("123e4567-e89b-12d3-a456-42661417400g")",
+       R"("123e4567-e89b-12d3-a456")"});
+  expect_schema(
+      R"({"type":"string","format":"uri"})",
+      {R"("https://example.com/path?q=1#frag")", R"("urn:isbn:0451450523")", R"("mailto:a@b.c")"},
+      {R"("/relative/path")", R"("no scheme")", R"("http://exa mple.com")", R"("1http://x")"});
+  expect_schema(R"({"type":"string","format":"ipv4"})", {R"("192.168.0.1")", R"("0.0.0.0")"},
+                {R"("256.1.1.1")", R"("01.2.3.4")", R"("1.2.3")", R"("1.2.3.4.5")"});
+  expect_schema(R"({"type":"string","format":"ipv6"})",
+                {R"("::1")", R"("::")", R"("2001:db8::8a2e:370:7334")", R"("::ffff:192.0.2.1")",
+                 R"("1:2:3:4:5:6:7:8")"},
+                {R"("1:2:3:4:5:6:7:8:9")", R"("12345::")", R"("1::2::3")", R"("g::1")"});
+  const std::string label63(63, 'a'), label64(64, 'a');
+  expect_schema(R"({"type":"string","format":"hostname"})",
+                {R"("example.com")", R"("a-b.c")", R"("localhost")", "\"" + label63 + ".com\""},
+                {R"("-bad.com")", R"("bad-.com")", R"("a..b")", R"("ex_ample.com")",
+                 "\"" + label64 + ".com\""});
+  // Formats apply to strings only.
+  expect_schema(R"({"format":"ipv4"})", {"5", R"("1.2.3.4")"}, {R"("x")"});
+}
+
+TEST(JsonSchemaKeywords, FormatUnknownIsUnsupportedInStrictMode) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  const char* schema = R"({"type":"string","format":"color"})";
+  EXPECT_EQ(schema_error(schema), "unsupported /format");
+  const auto g = compile(schema, lenient());
+  EXPECT_EQ(g->warnings().size(), 1u);
+  schema_test::expect_texts(g, {R"("red")", R"("")"}, {"1"});
+}
+
+// --- numbers ------------------------------------------------------------------
+
+TEST(JsonSchemaKeywords, MinimumMaximumNumbers) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"number","minimum":1.5,"maximum":10})",
+                {"1.5", "5", "10", "10.0", "9.999"}, {"1.49", "10.01", "-3", "0", "100"});
+  expect_schema(R"({"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1})",
+                {"0.5", "0.999", "0.0001"}, {"0", "1", "0.0", "1.0", "-0.5", "2"});
+  expect_schema(R"({"type":"number","minimum":-2.5})", {"-2.5", "-2", "0", "1000000"},
+                {"-2.51", "-3"});
+}
+
+TEST(JsonSchemaKeywords, MinimumMaximumIntegers) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"integer","minimum":-5,"maximum":5})", {"-5", "0", "5", "3"},
+                {"-6", "6", "2.5", "50"});
+  expect_schema(R"({"type":"integer","exclusiveMinimum":0,"exclusiveMaximum":3})", {"1", "2"},
+                {"0", "3", "1.5", "-1"});
+  expect_schema(R"({"type":"integer","minimum":0.5,"maximum":2.5})", {"1", "2"}, {"0", "3"});
+}
+
+TEST(JsonSchemaKeywords, Draft4BooleanExclusiveBounds) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"number",
+                    "minimum":0,"exclusiveMinimum":true,"maximum":1,"exclusiveMaximum":true})",
+                {"0.5", "0.01"}, {"0", "1", "0.0", "-0.5", "1.5"});
+  expect_schema(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"number",
+                    "minimum":0,"exclusiveMinimum":false,"maximum":1,"exclusiveMaximum":false})",
+                {"0", "1", "0.5"}, {"-0.1", "1.1"});
+  expect_schema(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"integer",
+                    "minimum":1,"exclusiveMinimum":true})",
+                {"2", "30"}, {"1", "2.0", "0"});
+}
+
+TEST(JsonSchemaKeywords, MultipleOf) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"number","multipleOf":0.01})", {"1.25", "3", "-0.5", "1.2", "0"},
+                {"1.255", "0.001"});
+  expect_schema(R"({"type":"integer","multipleOf":10})", {"0", "10", "-20", "1000"},
+                {"5", "15", "101"});
+  // multipleOf 5: enforced exactly, or refused as not enforceable.
+  const char* five = R"({"type":"integer","multipleOf":5})";
+  const std::string err = schema_error(five);
+  if (!err.empty()) {
+    EXPECT_EQ(err, "unsupported /multipleOf");
+  } else {
+    expect_schema(five, {"0", "5", "10", "-15", "1005"}, {"1", "7", "-3", "12"});
+  }
+  EXPECT_EQ(schema_error(R"({"multipleOf":0})"), "invalid_argument /multipleOf");
+  EXPECT_EQ(schema_error(R"({"multipleOf":-2})"), "invalid_argument /multipleOf");
+}
+
+// --- strict mode ----------------------------------------------------------------
+
+TEST(JsonSchemaKeywords, StrictModeRejectsUnenforcedKeywords) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  EXPECT_EQ(schema_error(R"({"not":{"type":"string"}})"), "unsupported /not");
+  EXPECT_EQ(schema_error(R"({"if":{},"then":{}})"), "unsupported /if");
+  EXPECT_EQ(schema_error(R"({"type":"array","contains":{"type":"integer"}})"),
+            "unsupported /contains");
+  EXPECT_EQ(schema_error(R"({"propertyNames":{"maxLength":3}})"), "unsupported /propertyNames");
+  EXPECT_EQ(schema_error(R"({"dependentRequired":{"a":["b"]}})"), "unsupported /dependentRequired");
+  EXPECT_EQ(schema_error(R"({"unevaluatedProperties":false})"),
+            "unsupported /unevaluatedProperties");
+  EXPECT_EQ(schema_error(R"({"type":"array","uniqueItems":true})"), "unsupported /uniqueItems");
+  EXPECT_EQ(schema_error(R"({"properties":{"a b/c":{"not":{}}}})"),
+            "unsupported /properties/a b~1c/not");
+  EXPECT_EQ(schema_error(R"j({"type":"string","pattern":"(?=a)"})j"), "unsupported /pattern");
+  // Lenient mode ignores them with one warning each.
+  const auto g =
+      compile(R"({"not":{"type":"string"},"type":"array","uniqueItems":true})", lenient());
+  EXPECT_EQ(g->warnings().size(), 2u);
+  schema_test::expect_texts(g, {"[1,1]"}, {R"("x")"});
+  // uniqueItems false constrains nothing.
+  expect_schema(R"({"uniqueItems":false})", {"[1,1]"}, {});
+}
+
+TEST(JsonSchemaKeywords, AnnotationsAndUnknownKeywordsAreIgnored) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  const char* schema = R"({"$schema":"https://json-schema.org/draft/2020-12/schema",
+      "$id":"https://example.com/s.json","title":"T","description":"D","default":5,
+      "examples":[1,{"not":{}}],"$comment":"c","deprecated":true,"readOnly":true,
+      "x-vendor":{"if":1},"type":"string"})";
+  EXPECT_EQ(schema_error(schema), "");
+  const auto g = compile(schema);
+  EXPECT_TRUE(g->warnings().empty());
+  schema_test::expect_texts(g, {R"("a")"}, {"5", "1"});
+}
+
+}  // namespace
