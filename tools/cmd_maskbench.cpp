@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -18,6 +19,10 @@
 #include "nextok/json_schema.hpp"
 #include "nextok/mask.hpp"
 #include "nextok/tokenizer.hpp"
+
+#ifndef NEXTOK_SOURCE_DIR
+#define NEXTOK_SOURCE_DIR "."
+#endif
 
 namespace nextok::tools {
 namespace {
@@ -34,7 +39,37 @@ struct MaskbenchArgs {
   bool quiet = false;
   size_t limit = 0;
   size_t min_passing = 0;
+  std::vector<std::string> anchors;  // llguidance, xgrammar, outlines-core
+  std::string python;
+  std::string script = NEXTOK_SOURCE_DIR "/bench/maskbench_anchor.py";
 };
+
+// The anchor engines on the same files and tokenizer, through
+// bench/maskbench_anchor.py; their summary lines are printed after ours.
+void run_anchors(const MaskbenchArgs& a) {
+  const std::string python = a.python.empty() ? default_python() : a.python;
+  std::string json_path = a.tokenizer;
+  if (std::filesystem::is_directory(json_path)) json_path += "/tokenizer.json";
+  for (const std::string& impl : a.anchors) {
+    std::string cmd = "RAYON_NUM_THREADS=1 OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false \"" +
+                      python + "\" \"" + a.script + "\" --json --impl \"" + impl +
+                      "\" --tokenizer \"" + json_path + "\"";
+    if (a.limit) cmd += " --limit " + std::to_string(a.limit);
+    for (const auto& p : a.paths) cmd += " \"" + p + "\"";
+    std::FILE* pipe = ::popen(cmd.c_str(), "r");
+    std::string last;
+    char buf[1 << 16];
+    while (pipe != nullptr && std::fgets(buf, sizeof buf, pipe) != nullptr) last = buf;
+    if (pipe != nullptr) ::pclose(pipe);
+    const json j = json::parse(last, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      std::printf("%s\n",
+                  json{{"warning", "anchor " + impl + " produced no summary"}}.dump().c_str());
+    } else {
+      std::printf("%s\n", a.json_lines ? j.dump().c_str() : j.dump(1).c_str());
+    }
+  }
+}
 
 double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
@@ -227,6 +262,8 @@ int run(const MaskbenchArgs& a) {
                           {"p99", percentile(ttfm, 0.99)}}},
                         {"top_compile_errors", top}};
   std::printf("%s\n", a.json_lines ? summary.dump().c_str() : summary.dump(1).c_str());
+  std::fflush(stdout);
+  run_anchors(a);
   // A test gate: no invalid instance accepted, and no fewer passing
   // schemas than the recorded baseline.
   return invalid_accepted == 0 && passing >= a.min_passing ? 0 : 1;
@@ -250,6 +287,9 @@ std::function<int()> add_maskbench(CLI::App& app) {
   cmd->add_flag("--quiet", a->quiet, "Only the summary line");
   cmd->add_option("--limit", a->limit, "Stop after this many schemas");
   cmd->add_option("--min-passing", a->min_passing, "Exit 1 when fewer schemas pass (a baseline)");
+  cmd->add_option("--anchor", a->anchors,
+                  "Also run llguidance / xgrammar / outlines-core on the same files");
+  cmd->add_option("--python", a->python, "Python with the anchor packages");
   return [=]() { return cmd->parsed() ? run(*a) : -1; };
 }
 
