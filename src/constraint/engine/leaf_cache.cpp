@@ -5,13 +5,52 @@
 
 namespace nextok::constraint {
 
+namespace {
+
+// The walk without code-point counting: one DFA state per depth, and the
+// final/accepting flags read from the DFA's arrays (the common, hot case).
+void walk_plain(const TokenTrie& trie, const Dfa& d, int32_t q0, LeafEntry& e) {
+  const auto nodes = trie.nodes();
+  const auto tokens = trie.tokens();
+  const auto table = d.table();
+  std::vector<int32_t> at(trie.max_depth() + 1);
+  at[0] = q0;
+  uint32_t* inside = e.inside.data();
+  for (size_t i = 1; i < nodes.size();) {
+    const auto& node = nodes[i];
+    const int32_t parent = at[node.depth - 1u];
+    const int32_t q2 = table[static_cast<size_t>(parent) * 256 + node.byte];
+    if (q2 < 0) {
+      if (d.accepting(parent)) e.exits.push_back({static_cast<uint32_t>(i), parent, 0, true});
+      i = node.end;
+      continue;
+    }
+    if (d.final(q2)) {
+      e.exits.push_back({static_cast<uint32_t>(i), q2, 0, false});
+      i = node.end;
+      continue;
+    }
+    at[node.depth] = q2;
+    for (uint32_t k = 0; k < node.token_count; ++k) {
+      const uint32_t id = tokens[node.first_token + k];
+      inside[id >> 5] |= 1u << (id & 31);
+    }
+    ++i;
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const LeafKey& key,
                                                   const LengthBounds* lengths) {
   auto e = std::make_shared<LeafEntry>();
   e->inside.assign(bitmask_words(trie.vocab_size()), 0);
-  if (key.counting)
-    e->short_inside.assign(LeafEntry::kShortChars, std::vector<uint32_t>(e->inside.size(), 0));
   const Dfa& d = *key.dfa;
+  if (!key.counting) {
+    walk_plain(trie, d, key.q, *e);
+    return e;
+  }
+  e->short_inside.assign(LeafEntry::kShortChars, std::vector<uint32_t>(e->inside.size(), 0));
   const auto nodes = trie.nodes();
   const auto tokens = trie.tokens();
   // The lexeme state after each depth of the current path.
@@ -31,7 +70,7 @@ std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const L
     }
     Frame& f = at[node.depth];
     f = parent;
-    if (key.counting) count_byte(f, node.byte);
+    count_byte(f, node.byte);
     f.q = q2;
     if (d.final(q2)) {
       e->exits.push_back({static_cast<uint32_t>(i), q2, f.n, false});
@@ -41,7 +80,6 @@ std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const L
     for (uint32_t k = 0; k < node.token_count; ++k) {
       const uint32_t id = tokens[node.first_token + k];
       e->inside[id >> 5] |= 1u << (id & 31);
-      if (!key.counting) continue;
       const uint32_t need = f.n + (lengths ? lengths->min_at(f.q, f.esc) : 0);
       if (need >= LeafEntry::kShortChars) {
         e->long_inside.push_back({id, need});

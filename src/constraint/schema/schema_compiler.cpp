@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "constraint/engine/machine.hpp"
 #include "constraint/schema/dfa_interner.hpp"
 #include "constraint/schema/formats.hpp"
 #include "constraint/schema/number_ranges.hpp"
@@ -499,6 +500,15 @@ uint32_t Compiler::string_node(std::vector<Part>& parts, const Dfa* literal) {
     }
   }
   if (min_chars > max_chars || (d && d->empty())) return never();
+  if (d && (min_chars > 0 || max_chars != kUnbounded)) {
+    // The pattern and the lengths together may admit no string at all.
+    const LengthBounds lb = LengthBounds::of(*d);
+    const int32_t open = d->next(d->start(), '"');
+    if (open < 0 || lb.min_at(open, 0) > max_chars ||
+        (lb.max_at(open, 0) != kUnbounded && lb.max_at(open, 0) < min_chars)) {
+      return never();
+    }
+  }
   GrammarNode n;
   n.kind = NodeKind::kLeaf;
   n.dfa = d ? add_dfa(std::move(d), shared) : kStringDfa;
