@@ -29,14 +29,6 @@ struct ChatArgs {
   std::string enable_thinking;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::kIo, "path", "cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 json parse_json(const std::string& text, const std::string& what) {
   try {
     return json::parse(text);
@@ -148,6 +140,14 @@ std::function<int()> add_chat(CLI::App& app) {
     }
     return 0;
   };
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::kIo, "path", "cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace nextok::tools

@@ -36,14 +36,6 @@ struct GenerateArgs {
   float stop_p = 0.7f;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(ErrorCode::kIo, "path", "cannot read " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 size_t count_bits(const std::vector<uint32_t>& m) {
   size_t n = 0;
   for (uint32_t w : m) n += static_cast<size_t>(std::popcount(w));

@@ -123,11 +123,7 @@ void collect(const std::filesystem::path& p, std::vector<std::filesystem::path>&
 // MaskBench files hold one {schema, tests}; JSON-Schema-Test-Suite files an
 // array of {description, schema, tests}.
 std::vector<Schema> load(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) throw Error(ErrorCode::kIo, "path", "cannot read " + p.string());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const json doc = json::parse(ss.str());
+  const json doc = json::parse(read_file(p.string()));
   std::vector<Schema> out;
   if (doc.is_array()) {
     for (size_t i = 0; i < doc.size(); ++i)

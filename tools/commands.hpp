@@ -14,6 +14,8 @@ std::function<int()> add_synth(CLI::App& app);
 std::function<int()> add_tokenize(CLI::App& app);
 // `bench vocab`, registered under the `bench` subcommand.
 std::function<int()> add_bench_vocab(CLI::App& bench);
+// A whole file; throws Error{kIo} naming it.
+std::string read_file(const std::string& path);
 // The Python that runs anchors: $NEXTOK_PYTHON, the repo's .venv, or python3.
 std::string default_python();
 std::function<int()> add_gguf_info(CLI::App& app);
