@@ -144,7 +144,9 @@ nlohmann::json random_value(std::mt19937& rng, int depth) {
     default: {
       nlohmann::json o = nlohmann::json::object();
       for (int i = static_cast<int>(rng() % 4); i > 0; --i) {
-        o["k" + std::to_string(rng() % 100)] = random_value(rng, depth + 1);
+        std::string key = "k";
+        key += std::to_string(rng() % 100);
+        o[key] = random_value(rng, depth + 1);
       }
       return o;
     }
@@ -154,7 +156,9 @@ nlohmann::json random_value(std::mt19937& rng, int depth) {
 nlohmann::json random_object(std::mt19937& rng) {
   nlohmann::json o = nlohmann::json::object();
   for (int i = 1 + static_cast<int>(rng() % 4); i > 0; --i) {
-    o["key" + std::to_string(i)] = random_value(rng, 1);
+    std::string key = "key";
+    key += std::to_string(i);
+    o[key] = random_value(rng, 1);
   }
   return o;
 }

@@ -267,10 +267,12 @@ TEST(JsonSchemaKeywords, RefRecursionLinkedList) {
       "next":{"anyOf":[{"$ref":"#/$defs/node"},{"type":"null"}]}},"required":["v","next"],
       "additionalProperties":false}},"$ref":"#/$defs/node"})";
   std::string list = "null";
-  for (int v = 5; v >= 1; --v) list = R"({"v":)" + std::to_string(v) + R"(,"next":)" + list + "}";
+  for (int v = 5; v >= 1; --v)
+    list = std::string(R"({"v":)") + std::to_string(v) + R"(,"next":)" + list + "}";
   EXPECT_TRUE(matches(schema, list)) << list;
   std::string bad = R"({"v":"x","next":null})";
-  for (int v = 5; v >= 1; --v) bad = R"({"v":)" + std::to_string(v) + R"(,"next":)" + bad + "}";
+  for (int v = 5; v >= 1; --v)
+    bad = std::string(R"({"v":)") + std::to_string(v) + R"(,"next":)" + bad + "}";
   EXPECT_FALSE(matches(schema, bad)) << bad;
   EXPECT_FALSE(matches(schema, R"({"v":1,"next":{"v":2}})"));
 }
@@ -282,7 +284,7 @@ TEST(JsonSchemaKeywords, RefToRootTree) {
       "additionalProperties":false})";
   std::string tree = R"({"name":"leaf"})", bad = R"({"name":1})";
   for (int d = 0; d < 5; ++d) {
-    const std::string head = R"({"name":"n)" + std::to_string(d) + R"(","children":[)";
+    const std::string head = std::string(R"({"name":"n)") + std::to_string(d) + R"(","children":[)";
     tree = head + tree + R"(,{"name":"x","children":[]}]})";
     bad = head + R"({"name":"x"},)" + bad + "]}";
   }

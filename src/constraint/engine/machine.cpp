@@ -65,6 +65,23 @@ void count_byte(Frame& f, uint8_t b) noexcept {
   }
 }
 
+// The key_reach bits of a key ending with these labels: the declared
+// property it names, else bit 63 when it resolves (patterns that agree
+// across regex flavours, or any other name); none when it cannot resolve.
+uint64_t resolvable_bits(const GrammarNode& obj, std::span<const uint32_t> labels) {
+  const auto np = static_cast<uint32_t>(obj.props.size());
+  const auto npp = static_cast<uint32_t>(obj.pattern_props.size());
+  uint64_t bits = 0;
+  bool other = false, ambiguous = false;
+  for (uint32_t l : labels) {
+    if (l < np) bits |= label_bit(obj, l);
+    if (l >= np + 2 * npp) other = true;
+  }
+  if (bits) return bits;
+  const auto patterns = matched_patterns(labels, np, npp, &ambiguous);
+  return !ambiguous && (!patterns.empty() || other) ? kOtherBit : 0;
+}
+
 bool is_json_whitespace(uint8_t b) noexcept {
   return b == ' ' || b == '\n' || b == '\t' || b == '\r';
 }
@@ -90,7 +107,7 @@ Machine::Machine(const Grammar& g)
     r.assign(n, 0);
     std::vector<std::vector<int32_t>> rev(n);
     for (size_t s = 0; s < n; ++s) {
-      for (uint32_t l : d.labels(static_cast<int32_t>(s))) r[s] |= label_bit(node, l);
+      r[s] = resolvable_bits(node, d.labels(static_cast<int32_t>(s)));
       for (int b = 0; b < 256; ++b) {
         const int32_t t = d.next(static_cast<int32_t>(s), static_cast<uint8_t>(b));
         if (t >= 0 && (rev[static_cast<size_t>(t)].empty() ||

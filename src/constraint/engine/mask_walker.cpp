@@ -156,6 +156,8 @@ bool MaskWalker::cached_one(size_t which, std::span<uint32_t> mask) {
       // A pattern that bounds the length left: minLength needs the walk.
       if (!lengths->unbounded && top.n < node.min_chars) return false;
     }
+  } else if (!node.pattern_props.empty()) {
+    return false;  // whether a key can still resolve depends on both regex flavours
   } else if (node.additional == kNoNode) {
     // Without "any other key", the entry is exact only when every key the
     // state can still reach is available.

@@ -307,7 +307,7 @@ std::string number_spellings(const json& v, bool integral) {
     if (c == '.') out += '\\';
     out += c;
   }
-  return out + "0*";
+  return text.find('.') == std::string::npos ? out : out + "0*";
 }
 
 GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
