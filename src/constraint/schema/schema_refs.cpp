@@ -68,7 +68,7 @@ SchemaRefs::SchemaRefs(const json& root) : root_(root) {
 
 void SchemaRefs::index(const json& j, const std::string& ptr, const std::string& parent_base,
                        size_t depth) {
-  if (depth > 2000) bad(ptr, "schema nesting is deeper than 2000");
+  if (depth > 1024) bad(ptr, "schema nesting is deeper than 1024");
   std::string base = parent_base;
   if (j.is_object()) {
     if (auto it = j.find("$id"); it != j.end() && it->is_string()) {
