@@ -419,12 +419,15 @@ TEST(JsonSchemaHostile, DeeplyNestedSchemasFailCleanly) {
   const std::string err = schema_error(nested_items(10000));
   EXPECT_LT(seconds_since(t0), 1.0);
   EXPECT_EQ(err.rfind("invalid_argument /items", 0), 0u) << err.substr(0, 80);
-  // Past max_schema_depth (512) too, and within it the schema works.
-  EXPECT_EQ(schema_error(nested_items(600)).rfind("invalid_argument /", 0), 0u);
+  // Past max_schema_depth too, and within it the schema works.
+  const size_t limit = nextok::ConstraintLimits{}.max_schema_depth;
+  EXPECT_EQ(schema_error(nested_items(static_cast<int>(limit) + 88)).rfind("invalid_argument /", 0),
+            0u);
   std::string typed, pointer;
-  for (int i = 0; i < 600; ++i) typed += R"({"type":"array","items":)";
-  typed += "{}" + std::string(600, '}');
-  for (int i = 0; i < 513; ++i) pointer += "/items";
+  for (size_t i = 0; i < limit + 88; ++i) typed += R"({"type":"array","items":)";
+  typed += "{}";
+  typed += std::string(limit + 88, '}');
+  for (size_t i = 0; i < limit + 1; ++i) pointer += "/items";
   EXPECT_EQ(schema_error(typed), "invalid_argument " + pointer);
   std::string arrays = std::string(100, '[') + std::string(100, ']');
   EXPECT_TRUE(matches(nested_items(100), arrays));

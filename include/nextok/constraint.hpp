@@ -17,6 +17,9 @@ class ConstraintEngine {
   // False while the engine does not constrain (an open think block): the
   // loop skips step_mask and samples unconstrained.
   virtual bool wants_mask() const noexcept = 0;
+  // The decode loop reports whether a think block is open. Engines that leave
+  // reasoning unconstrained stop masking (and ignore tokens) while it is.
+  virtual void set_think_open(bool open) noexcept { (void)open; }
   // Fills the token bitmask (uint32 words, bit set = allowed; the
   // XGrammar/llguidance layout). `mask` needs at least bitmask_words(vocab
   // size) words; words past the vocabulary (padded logits) are cleared.

@@ -26,7 +26,7 @@ struct ConstraintLimits {
   size_t max_grammar_nodes = 50000;
   size_t max_dfa_states = 200000;  // all pattern/format/enum DFAs together
   size_t max_enum_values = 100000;
-  size_t max_schema_depth = 512;  // nested subschemas
+  size_t max_schema_depth = 128;  // nested subschemas (real schemas stay under ~30)
 };
 
 struct JsonConstraintOptions {
@@ -95,7 +95,7 @@ class JsonConstraint final : public ConstraintEngine {
 
   // While a think block is open the output is not constrained (wants_mask
   // is false and advance() ignores tokens).
-  void set_think_open(bool open) noexcept { think_open_ = open; }
+  void set_think_open(bool open) noexcept override { think_open_ = open; }
   // Whether these bytes could be read next (tests and tools).
   bool accepts_bytes(std::string_view bytes) const;
   // Whether these bytes, read next, complete the value.

@@ -20,7 +20,7 @@ struct SchemaCompileOptions {
   size_t max_nodes = 50000;         // grammar nodes
   size_t max_dfa_states = 200000;   // all DFAs together
   size_t max_enum_values = 100000;  // enum/const values in one schema
-  size_t max_depth = 512;           // nesting of subschemas being compiled
+  size_t max_depth = 128;           // nesting of subschemas being compiled
 };
 
 struct CompiledSchema {
