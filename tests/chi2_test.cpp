@@ -7,42 +7,11 @@
 #include "test_util.hpp"
 
 using namespace nextok;
+using nextok::test::Chi2;
+using nextok::test::chi2;
+using nextok::test::critical;
 
 namespace {
-
-// χ² statistic over bins with expected count >= 5 (small bins pooled).
-struct Chi2 {
-  double stat = 0;
-  int df = 0;
-};
-
-Chi2 chi2(const std::vector<double>& expected, const std::vector<double>& observed) {
-  Chi2 c;
-  double pe = 0, po = 0;
-  int bins = 0;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    if (expected[i] >= 5) {
-      c.stat += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
-      ++bins;
-    } else {
-      pe += expected[i];
-      po += observed[i];
-    }
-  }
-  if (pe > 0) {
-    c.stat += (po - pe) * (po - pe) / pe;
-    ++bins;
-  }
-  c.df = bins - 1;
-  return c;
-}
-
-// Upper bound well past the 0.9999 quantile (Wilson–Hilferty, z = 4).
-double critical(int df) {
-  const double k = df;
-  const double t = 1 - 2 / (9 * k) + 4 * std::sqrt(2 / (9 * k));
-  return k * t * t * t;
-}
 
 Chi2 run(const std::vector<float>& logits, const SamplerConfig& cfg, int draws,
          const std::vector<double>* distort = nullptr) {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "nextok/config.hpp"
-#include "nextok/logprobs.hpp"
 #include "nextok/logits.hpp"
+#include "nextok/logprobs.hpp"
 #include "nextok/rng.hpp"
 
 namespace nextok {
@@ -98,6 +98,9 @@ class Sampler {
 
   // Chooses the next token from one [1, V] row and records it in the window.
   StepResult next(const LogitsView& row, std::span<const std::uint32_t> mask = {});
+  // The distribution next() would draw from for this row (stages 1–10, with
+  // the current penalty window). Records nothing.
+  Distribution distribution(const LogitsView& row, std::span<const std::uint32_t> mask = {});
   // Records a token chosen elsewhere (a forced or prompt token) in the window.
   void accept(std::int32_t token);
 

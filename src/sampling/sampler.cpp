@@ -4,7 +4,9 @@
 namespace nextok {
 
 Sampler::Sampler(SamplerConfig config, PenaltyConfig penalties)
-    : config_(config), penalties_(std::move(penalties)), rng_(Pcg32::for_seed(config.seed_or_default())) {
+    : config_(config),
+      penalties_(std::move(penalties)),
+      rng_(Pcg32::for_seed(config.seed_or_default())) {
   config_.validate();
   penalties_.validate();
 }
@@ -15,13 +17,18 @@ StepResult Sampler::next(const LogitsView& row, std::span<const std::uint32_t> m
     r.token = mask.empty() ? argmax(row) : apply_mask_argmax(row, mask);
   } else {
     const StepInput in{row, mask, history_};
-    r.token = config_.sampling_active()
-                  ? sample_token(in, config_, penalties_, rng_, ws_)
-                  : argmax_with_penalties(in, penalties_, ws_);
+    r.token = config_.sampling_active() ? sample_token(in, config_, penalties_, rng_, ws_)
+                                        : argmax_with_penalties(in, penalties_, ws_);
   }
-  if (config_.top_logprobs_k > 0) r.logprobs = compute_top_logprobs(row, r.token, config_.top_logprobs_k);
+  if (config_.top_logprobs_k > 0)
+    r.logprobs = compute_top_logprobs(row, r.token, config_.top_logprobs_k);
   accept(r.token);
   return r;
+}
+
+Distribution Sampler::distribution(const LogitsView& row, std::span<const std::uint32_t> mask) {
+  const StepInput in{row, mask, history_};
+  return sampling_distribution(in, config_, penalties_, ws_);
 }
 
 void Sampler::accept(std::int32_t token) {
