@@ -199,7 +199,12 @@ std::function<int()> add_bench(CLI::App& app) {
   host->add_option("--anchor-script", a->script, "Path to bench/host_anchors.py");
   host->add_option("--vocab", a->vocabs, "Vocabulary sizes");
   auto vocab = add_bench_vocab(*bench);
-  return [a, host, vocab]() { return host->parsed() ? run_bench_host(*a) : vocab(); };
+  auto decode = add_bench_decode(*bench);
+  return [a, host, vocab, decode]() {
+    if (host->parsed()) return run_bench_host(*a);
+    const int rc = vocab();
+    return rc >= 0 ? rc : decode();
+  };
 }
 
 }  // namespace nextok::tools

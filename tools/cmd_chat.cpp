@@ -69,6 +69,8 @@ std::string field(const json& m, const char* key, std::size_t i) {
   return it->get<std::string>();
 }
 
+}  // namespace
+
 std::vector<ChatMessage> parse_messages(const std::string& text) {
   const json arr = parse_json(text, "messages");
   if (!arr.is_array()) {
@@ -97,8 +99,6 @@ std::vector<ChatMessage> parse_messages(const std::string& text) {
   }
   return out;
 }
-
-}  // namespace
 
 std::function<int()> add_chat(CLI::App& app) {
   auto a = std::make_shared<ChatArgs>();

@@ -41,11 +41,14 @@ int run_explain(const ExplainArgs& a) {
     j["vocab"] = l.view.vocab;
     j["dtype"] = dtype_name(l.view.dtype);
     j["filter_order"] = filter_order_name(cfg.filter_order);
-    j["config"] = {{"temperature", cfg.temperature}, {"top_p", cfg.top_p},
-                   {"top_k", cfg.top_k}, {"min_p", cfg.min_p},
+    j["config"] = {{"temperature", cfg.temperature},
+                   {"top_p", cfg.top_p},
+                   {"top_k", cfg.top_k},
+                   {"min_p", cfg.min_p},
                    {"repetition_penalty", pen.repetition_penalty},
                    {"presence_penalty", pen.presence_penalty},
-                   {"frequency_penalty", pen.frequency_penalty}, {"window", pen.window},
+                   {"frequency_penalty", pen.frequency_penalty},
+                   {"window", pen.window},
                    {"seed", cfg.seed_or_default()}};
     j["stages"] = nlohmann::json::array();
     for (const auto& s : trace.stages)
@@ -54,21 +57,22 @@ int run_explain(const ExplainArgs& a) {
     j["token"] = token;
     j["token_logprob"] = raw->token_logprob;
     j["top_raw"] = nlohmann::json::array();
-    for (const auto& t : raw->top) j["top_raw"].push_back({{"id", t.token_id}, {"logprob", t.logprob}});
+    for (const auto& t : raw->top)
+      j["top_raw"].push_back({{"id", t.token_id}, {"logprob", t.logprob}});
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
 
   std::printf("logits  %s  V=%lld  %s\n", a.logits.path.c_str(),
               static_cast<long long>(l.view.vocab), dtype_name(l.view.dtype));
-  std::printf("config  order=%s T=%g top_p=%g top_k=%d min_p=%g rep=%g presence=%g "
-              "frequency=%g biases=%zu history=%zu window=%u seed=%llu\n\n",
-              filter_order_name(cfg.filter_order), static_cast<double>(cfg.temperature),
-              static_cast<double>(cfg.top_p), cfg.top_k, static_cast<double>(cfg.min_p),
-              static_cast<double>(pen.repetition_penalty),
-              static_cast<double>(pen.presence_penalty),
-              static_cast<double>(pen.frequency_penalty), pen.logit_bias.size(), history.size(),
-              pen.window, static_cast<unsigned long long>(cfg.seed_or_default()));
+  std::printf(
+      "config  order=%s T=%g top_p=%g top_k=%d min_p=%g rep=%g presence=%g "
+      "frequency=%g biases=%zu history=%zu window=%u seed=%llu\n\n",
+      filter_order_name(cfg.filter_order), static_cast<double>(cfg.temperature),
+      static_cast<double>(cfg.top_p), cfg.top_k, static_cast<double>(cfg.min_p),
+      static_cast<double>(pen.repetition_penalty), static_cast<double>(pen.presence_penalty),
+      static_cast<double>(pen.frequency_penalty), pen.logit_bias.size(), history.size(), pen.window,
+      static_cast<unsigned long long>(cfg.seed_or_default()));
   std::printf("  #  stage                  survivors\n");
   int n = 1;
   std::int64_t prev = l.view.vocab;
@@ -96,14 +100,16 @@ int run_explain(const ExplainArgs& a) {
   for (const auto& t : raw->top) raw_lp[t.token_id] = t.logprob;
   for (const auto& t : raw->top) {
     if (static_cast<int>(shown.size()) >= 2 * a.show) break;
-    if (std::find(shown.begin(), shown.end(), t.token_id) == shown.end()) shown.push_back(t.token_id);
+    if (std::find(shown.begin(), shown.end(), t.token_id) == shown.end())
+      shown.push_back(t.token_id);
   }
   std::printf("\n  token id    raw prob   final prob\n");
   for (std::int32_t id : shown) {
     const auto r = raw_lp.find(id);
     const auto f = final_p.find(id);
     char rb[32] = "        -";
-    if (r != raw_lp.end()) std::snprintf(rb, sizeof rb, "%9.6f", std::exp(static_cast<double>(r->second)));
+    if (r != raw_lp.end())
+      std::snprintf(rb, sizeof rb, "%9.6f", std::exp(static_cast<double>(r->second)));
     char fb[32] = "        -";
     if (f != final_p.end()) std::snprintf(fb, sizeof fb, "%9.6f", static_cast<double>(f->second));
     std::printf("  %8d  %s   %s%s\n", id, rb, fb, id == token ? "   <- drawn" : "");
@@ -117,7 +123,8 @@ int run_explain(const ExplainArgs& a) {
 
 std::function<int()> add_explain(CLI::App& app) {
   auto a = std::make_shared<ExplainArgs>();
-  CLI::App* sub = app.add_subcommand("explain", "Show what each sampling stage does to a logits row");
+  CLI::App* sub =
+      app.add_subcommand("explain", "Show what each sampling stage does to a logits row");
   a->logits.add_to(*sub);
   a->sampling.add_to(*sub);
   sub->add_flag("--json", a->json, "Print one JSON object");

@@ -45,7 +45,9 @@ std::function<int()> add_sample(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("sample", "Draw token ids from a logits row");
   a->logits.add_to(*sub);
   a->sampling.add_to(*sub);
-  sub->add_option("--n", a->n, "How many tokens to draw")->check(CLI::Range(1, 100000000))->capture_default_str();
+  sub->add_option("--n", a->n, "How many tokens to draw")
+      ->check(CLI::Range(1, 100000000))
+      ->capture_default_str();
   sub->add_flag("--json", a->json, "Print {\"tokens\": [...]}");
   return [a, sub]() { return sub->parsed() ? run_sample(*a) : -1; };
 }

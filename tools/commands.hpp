@@ -3,6 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
+
+#include "nextok/chat.hpp"
 
 namespace nextok::tools {
 
@@ -22,5 +25,10 @@ std::function<int()> add_gguf_info(CLI::App& app);
 std::function<int()> add_chat(CLI::App& app);
 std::function<int()> add_maskbench(CLI::App& app);
 std::function<int()> add_json_generate(CLI::App& app);
+std::function<int()> add_generate(CLI::App& app);
+// `bench decode`, registered under the `bench` subcommand.
+std::function<int()> add_bench_decode(CLI::App& bench);
+// A JSON array of {role, content[, reasoning_content]} messages.
+std::vector<ChatMessage> parse_messages(const std::string& text);
 
 }  // namespace nextok::tools

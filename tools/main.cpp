@@ -11,15 +11,12 @@ int main(int argc, char** argv) {
   CLI::App app{"nextok: from logits to the next token id, exactly"};
   app.set_version_flag("--version", nextok::kVersion);
   app.require_subcommand(1);
-  std::vector<std::function<int()>> actions = {nextok::tools::add_explain(app),
-                                               nextok::tools::add_sample(app),
-                                               nextok::tools::add_bench(app),
-                                               nextok::tools::add_synth(app),
-                                               nextok::tools::add_tokenize(app),
-                                               nextok::tools::add_gguf_info(app),
-                                               nextok::tools::add_chat(app),
-                                               nextok::tools::add_maskbench(app),
-                                               nextok::tools::add_json_generate(app)};
+  std::vector<std::function<int()>> actions = {
+      nextok::tools::add_explain(app),       nextok::tools::add_sample(app),
+      nextok::tools::add_bench(app),         nextok::tools::add_synth(app),
+      nextok::tools::add_tokenize(app),      nextok::tools::add_gguf_info(app),
+      nextok::tools::add_chat(app),          nextok::tools::add_maskbench(app),
+      nextok::tools::add_json_generate(app), nextok::tools::add_generate(app)};
   try {
     app.parse(argc, argv);
     for (auto& act : actions) {

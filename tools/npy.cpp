@@ -70,7 +70,8 @@ NpyArray read_npy(const std::string& path) {
   if (count > (std::int64_t{1} << 32)) fail(path, "array too large");
   const std::size_t elem = a.descr == "<f4" ? 4 : 2;
   a.bytes.resize(static_cast<std::size_t>(count) * elem);
-  if (!f.read(reinterpret_cast<char*>(a.bytes.data()), static_cast<std::streamsize>(a.bytes.size())))
+  if (!f.read(reinterpret_cast<char*>(a.bytes.data()),
+              static_cast<std::streamsize>(a.bytes.size())))
     fail(path, "file is shorter than its shape says");
   return a;
 }

@@ -9,7 +9,7 @@
 namespace nextok::tools {
 
 struct NpyArray {
-  std::string descr;              // "<f4" or "<u2"
+  std::string descr;  // "<f4" or "<u2"
   std::vector<std::int64_t> shape;
   std::vector<std::uint8_t> bytes;  // raw element data
   std::int64_t rows() const { return shape.size() == 2 ? shape[0] : 1; }

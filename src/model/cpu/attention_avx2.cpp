@@ -1,0 +1,112 @@
+// AVX2 + FMA + F16C attention loops; the same float operations as the scalar
+// versions in ops.cpp, eight lanes at a time.
+#include <immintrin.h>
+
+#include <cmath>
+
+#include "model/cpu/attention_kernels.hpp"
+
+namespace nextok::model {
+
+namespace {
+
+float hsum(__m256 v) {
+  __m128 t = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  t = _mm_add_ps(t, _mm_movehl_ps(t, t));
+  t = _mm_add_ss(t, _mm_movehdup_ps(t));
+  return _mm_cvtss_f32(t);
+}
+
+__m256 load_f16(const std::uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+float dot_f16_lanes8(std::size_t n, const std::uint16_t* a, const float* b) {
+  __m256 acc = _mm256_setzero_ps();
+  for (std::size_t i = 0; i < n; i += 8)
+    acc = _mm256_fmadd_ps(load_f16(a + i), _mm256_loadu_ps(b + i), acc);
+  return hsum(acc);
+}
+
+void axpy_f16(std::size_t n, float w, const std::uint16_t* v, float* acc) {
+  const __m256 wv = _mm256_set1_ps(w);
+  for (std::size_t i = 0; i < n; i += 8) {
+    _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(wv, load_f16(v + i), _mm256_loadu_ps(acc + i)));
+  }
+}
+
+// exp_ggml on eight lanes (see ops.cpp for the algorithm).
+__m256 exp8(__m256 x) {
+  const __m256 shift = _mm256_set1_ps(0x1.8p23f);
+  const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), shift);
+  const __m256 n = _mm256_sub_ps(z, shift);
+  const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f),
+                                    _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+  const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+  const __m256 k =
+      _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_castps_si256(_mm256_set1_ps(1.0f))));
+  const __m256 abs_n = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+  const __m256 big = _mm256_cmp_ps(abs_n, _mm256_set1_ps(126.0f), _CMP_GT_OQ);
+  const __m256 u = _mm256_mul_ps(b, b);
+  const __m256 j = _mm256_fmadd_ps(
+      _mm256_fmadd_ps(
+          _mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+          _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+      u, _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
+  const __m256 normal = _mm256_fmadd_ps(j, k, k);
+  if (_mm256_movemask_ps(big) == 0) return normal;
+  const __m256i g =
+      _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)),
+                       _mm256_set1_epi32(static_cast<int>(0x82000000u)));
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000)));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
+  const __m256 huge = _mm256_cmp_ps(abs_n, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+  const __m256 scaled = _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1);
+  return _mm256_blendv_ps(_mm256_blendv_ps(normal, scaled, big), _mm256_mul_ps(s1, s1), huge);
+}
+
+double exp_sum(float* x, std::size_t n, float max) {
+  double sum = 0.0;
+  const __m256 m = _mm256_set1_ps(max);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+    _mm256_storeu_ps(x + i, v);
+    sum += static_cast<double>(hsum(v));
+  }
+  if (i < n) {
+    alignas(32) float tail[8];
+    for (std::size_t l = 0; l < 8; ++l) tail[l] = i + l < n ? x[i + l] - max : -INFINITY;
+    const __m256 v = exp8(_mm256_load_ps(tail));
+    _mm256_store_ps(tail, v);
+    for (std::size_t l = 0; i + l < n; ++l) x[i + l] = tail[l];
+    sum += static_cast<double>(hsum(v));
+  }
+  return sum;
+}
+
+void swiglu(float* gate, const float* up, std::size_t n) {
+  std::size_t i = 0;
+  const __m256 one = _mm256_set1_ps(1.0f);
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + i);
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, e));
+    _mm256_storeu_ps(gate + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
+  }
+  for (; i < n; ++i) {
+    alignas(32) float lane[8] = {0.0f - gate[i]};
+    _mm256_store_ps(lane, exp8(_mm256_load_ps(lane)));
+    gate[i] = gate[i] / (1.0f + lane[0]) * up[i];
+  }
+}
+
+constexpr AttentionKernels kAvx2{dot_f16_lanes8, axpy_f16, exp_sum, swiglu};
+
+}  // namespace
+
+const AttentionKernels* attention_kernels_avx2() noexcept {
+  return &kAvx2;
+}
+
+}  // namespace nextok::model

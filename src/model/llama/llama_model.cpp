@@ -1,0 +1,250 @@
+// The Llama forward pass on the CPU (docs/model.md): embedding, per layer
+// RMSNorm → GQA attention with RoPE and an fp16 KV cache → RMSNorm → SwiGLU,
+// then the output norm and the (tied or untied) output matrix.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "model/cpu/attention_kernels.hpp"
+#include "model/cpu/matmul.hpp"
+#include "model/cpu/ops.hpp"
+#include "model/cpu/quant.hpp"
+#include "model/llama/llama_weights.hpp"
+#include "nextok/error.hpp"
+#include "nextok/llama.hpp"
+
+namespace nextok {
+
+using model::Matmul;
+using model::ThreadPool;
+
+struct LlamaModel::Impl {
+  GgufFile file;
+  Tokenizer tokenizer;
+  model::LlamaWeights w;
+  std::uint32_t max_context = 0;
+  ThreadPool pool;
+  Matmul mm;
+
+  // KV cache per layer: [position][n_head_kv * head_dim] in fp16.
+  std::vector<std::vector<std::uint16_t>> k_cache, v_cache;
+  std::size_t n_past = 0;
+
+  // Scratch for a batch of T tokens.
+  std::vector<float> x, xn, q, k, v, attn, tmp, gate, up, scores;
+  std::vector<float> qround;
+  std::vector<std::uint16_t> q16;
+  std::vector<float> lanes;
+  std::vector<float> logits;
+  std::int64_t logits_rows = 0;
+
+  Impl(GgufFile f, Tokenizer t, model::LlamaWeights weights, const LlamaOptions& opt)
+      : file(std::move(f)), tokenizer(std::move(t)), w(std::move(weights)), pool(opt.threads) {
+    const auto& c = w.config;
+    max_context =
+        opt.max_context != 0 ? std::min(opt.max_context, c.context_length) : c.context_length;
+    k_cache.resize(c.n_layers);
+    v_cache.resize(c.n_layers);
+  }
+
+  void reserve_cache(std::size_t positions) {
+    const std::size_t kv = std::size_t{w.config.n_head_kv} * w.config.head_dim;
+    if (k_cache[0].size() >= positions * kv) return;
+    std::size_t cap = std::max<std::size_t>(256, k_cache[0].size() / kv);
+    while (cap < positions) cap *= 2;
+    cap = std::min<std::size_t>(cap, max_context);
+    for (std::size_t l = 0; l < k_cache.size(); ++l) {
+      k_cache[l].resize(cap * kv);
+      v_cache[l].resize(cap * kv);
+    }
+  }
+
+  void forward(std::span<const std::int32_t> tokens, bool all_logits);
+  void attention(std::size_t layer, std::size_t n_tok, bool per_row);
+};
+
+void LlamaModel::Impl::forward(std::span<const std::int32_t> tokens, bool all_logits) {
+  const auto& c = w.config;
+  const std::size_t T = tokens.size(), D = c.n_embd, HD = c.head_dim;
+  const std::size_t KV = std::size_t{c.n_head_kv} * HD, F = c.n_ff;
+  x.resize(T * D);
+  xn.resize(T * D);
+  q.resize(T * D);
+  k.resize(T * KV);
+  v.resize(T * KV);
+  attn.resize(T * D);
+  tmp.resize(T * D);
+  gate.resize(T * F);
+  up.resize(T * F);
+  for (std::size_t t = 0; t < T; ++t) {
+    model::dequantize_row(w.token_embd.type, w.token_embd.row(static_cast<std::size_t>(tokens[t])),
+                          x.data() + t * D, D);
+  }
+  reserve_cache(n_past + T);
+  for (std::size_t l = 0; l < c.n_layers; ++l) {
+    const auto& L = w.layers[l];
+    for (std::size_t t = 0; t < T; ++t) {
+      model::rms_norm(x.data() + t * D, L.attn_norm, xn.data() + t * D, D, c.rms_eps);
+    }
+    mm(L.wq, xn.data(), T, q.data(), pool);
+    mm(L.wk, xn.data(), T, k.data(), pool);
+    mm(L.wv, xn.data(), T, v.data(), pool);
+    for (std::size_t t = 0; t < T; ++t) {
+      model::rope(q.data() + t * D, c.n_head, HD, c.rope_dims, n_past + t, c.rope_freq_base);
+      model::rope(k.data() + t * KV, c.n_head_kv, HD, c.rope_dims, n_past + t, c.rope_freq_base);
+      std::uint16_t* kc = k_cache[l].data() + (n_past + t) * KV;
+      std::uint16_t* vc = v_cache[l].data() + (n_past + t) * KV;
+      for (std::size_t i = 0; i < KV; ++i) {
+        kc[i] = model::f32_to_fp16(k[t * KV + i]);
+        vc[i] = model::f32_to_fp16(v[t * KV + i]);
+      }
+    }
+    attention(l, T, T == 1 || all_logits);
+    mm(L.wo, attn.data(), T, tmp.data(), pool);
+    for (std::size_t i = 0; i < T * D; ++i) x[i] += tmp[i];
+    for (std::size_t t = 0; t < T; ++t) {
+      model::rms_norm(x.data() + t * D, L.ffn_norm, xn.data() + t * D, D, c.rms_eps);
+    }
+    mm(L.w_gate, xn.data(), T, gate.data(), pool);
+    mm(L.w_up, xn.data(), T, up.data(), pool);
+    model::swiglu(gate.data(), up.data(), T * F);
+    mm(L.w_down, gate.data(), T, tmp.data(), pool);
+    for (std::size_t i = 0; i < T * D; ++i) x[i] += tmp[i];
+  }
+  n_past += T;
+  // Only the rows asked for go through the (large) output matrix.
+  const std::size_t first = all_logits ? 0 : T - 1;
+  const std::size_t rows = T - first;
+  for (std::size_t t = first; t < T; ++t) {
+    model::rms_norm(x.data() + t * D, w.output_norm, xn.data() + (t - first) * D, D, c.rms_eps);
+  }
+  logits.resize(rows * w.output.rows);
+  mm(w.output, xn.data(), rows, logits.data(), pool);
+  logits_rows = static_cast<std::int64_t>(rows);
+}
+
+// Causal GQA attention for the T new tokens, heads split across threads.
+// Bit for bit as llama.cpp's CPU path without flash attention: q and the
+// softmax weights are rounded to fp16 for their products with the fp16
+// cache; a prompt batch sums those products as its F16 GEMM does (8 FMA
+// lanes, then pairwise), a single token as its vector dot (32 FMA lanes, then
+// ggml's reduction). Verification steps (all rows wanted) take the per-token
+// order, so speculative decoding reproduces plain decoding exactly. Position
+// j of the weighted sum of values takes lane j % lanes.
+void LlamaModel::Impl::attention(std::size_t layer, std::size_t T, bool per_row) {
+  const auto& c = w.config;
+  const std::size_t HD = c.head_dim, KV = std::size_t{c.n_head_kv} * HD, D = c.n_embd;
+  const std::size_t group = c.n_head / c.n_head_kv;
+  const std::size_t n_ctx = n_past + T;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(HD));
+  const unsigned threads = pool.size();
+  const bool single = per_row;
+  const std::size_t n_lanes = single ? 32 : 8;
+  scores.resize(threads * n_ctx);
+  qround.resize(threads * HD);
+  q16.resize(threads * HD);
+  lanes.resize(threads * 32 * HD);
+  const model::AttentionKernels& ak = model::attention_kernels();
+  const std::uint16_t* kc = k_cache[layer].data();
+  const std::uint16_t* vc = v_cache[layer].data();
+  pool.run([&](unsigned ti) {
+    float* s = scores.data() + ti * n_ctx;
+    float* qf = qround.data() + ti * HD;
+    std::uint16_t* qh = q16.data() + ti * HD;
+    float* acc = lanes.data() + ti * 32 * HD;
+    std::size_t begin, end;
+    ThreadPool::split(T * c.n_head, ti, threads, begin, end);
+    for (std::size_t job = begin; job < end; ++job) {
+      const std::size_t t = job / c.n_head, h = job % c.n_head, g = h / group;
+      const std::size_t visible = n_past + t + 1;
+      const float* qv = q.data() + t * D + h * HD;
+      for (std::size_t i = 0; i < HD; ++i) {
+        qh[i] = model::f32_to_fp16(qv[i]);
+        qf[i] = model::fp16_to_f32(qh[i]);
+      }
+      for (std::size_t j = 0; j < visible; ++j) {
+        const std::uint16_t* kj = kc + j * KV + g * HD;
+        s[j] = single ? model::dot_f16_f16(HD, kj, qh) : ak.dot_f16_lanes8(HD, kj, qf);
+      }
+      model::softmax(s, visible, scale);
+      std::fill(acc, acc + n_lanes * HD, 0.0f);
+      for (std::size_t j = 0; j < visible; ++j) {
+        const float wj = model::fp16_to_f32(model::f32_to_fp16(s[j]));
+        const std::uint16_t* vj = vc + j * KV + g * HD;
+        ak.axpy_f16(HD, wj, vj, acc + (j % n_lanes) * HD);
+      }
+      float* out = attn.data() + t * D + h * HD;
+      for (std::size_t i = 0; i < HD; ++i) {
+        out[i] = single ? model::reduce_lanes32(acc + i, HD) : model::reduce_lanes8(acc + i, HD);
+      }
+    }
+  });
+}
+
+LlamaModel::LlamaModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LlamaModel::~LlamaModel() = default;
+
+std::unique_ptr<LlamaModel> LlamaModel::load(const std::filesystem::path& path,
+                                             const LlamaOptions& options) {
+  GgufFile file = GgufFile::open(path);
+  model::LlamaWeights weights = model::LlamaWeights::from(file);
+  Tokenizer tok = Tokenizer::from_gguf(file);
+  if (tok.vocab().size() > weights.output.rows) {
+    throw Error(ErrorCode::kMalformedFile, "model",
+                file.name() + ": the vocabulary has more ids than the output matrix has rows");
+  }
+  auto impl = std::make_unique<Impl>(std::move(file), std::move(tok), std::move(weights), options);
+  return std::unique_ptr<LlamaModel>(new LlamaModel(std::move(impl)));
+}
+
+const LlamaConfig& LlamaModel::config() const noexcept {
+  return impl_->w.config;
+}
+const Tokenizer& LlamaModel::tokenizer() const noexcept {
+  return impl_->tokenizer;
+}
+const GgufFile& LlamaModel::gguf() const noexcept {
+  return impl_->file;
+}
+unsigned LlamaModel::threads() const noexcept {
+  return impl_->pool.size();
+}
+std::size_t LlamaModel::logits_width() const {
+  return impl_->w.output.rows;
+}
+std::size_t LlamaModel::context_length() const {
+  return impl_->n_past;
+}
+
+void LlamaModel::enqueue(std::span<const std::int32_t> tokens, bool all_logits) {
+  if (tokens.empty()) throw Error(ErrorCode::kInvalidArgument, "tokens", "a step needs tokens");
+  if (impl_->n_past + tokens.size() > impl_->max_context) {
+    throw Error(ErrorCode::kInvalidArgument, "max_tokens",
+                "the context would exceed " + std::to_string(impl_->max_context) + " tokens");
+  }
+  for (std::int32_t t : tokens) {
+    if (t < 0 || static_cast<std::size_t>(t) >= impl_->w.token_embd.rows) {
+      throw Error(ErrorCode::kInvalidArgument, "tokens",
+                  "token id " + std::to_string(t) + " is outside the model's vocabulary");
+    }
+  }
+  impl_->forward(tokens, all_logits);
+}
+
+LogitsView LlamaModel::logits() {
+  if (impl_->logits_rows == 0) {
+    throw Error(ErrorCode::kInvalidArgument, "model", "no step has run yet");
+  }
+  return LogitsView::f32_rows(impl_->logits.data(), impl_->logits_rows,
+                              static_cast<std::int64_t>(impl_->w.output.rows));
+}
+
+void LlamaModel::truncate(std::size_t length) {
+  if (length > impl_->n_past) {
+    throw Error(ErrorCode::kInvalidArgument, "length", "cannot truncate past the end");
+  }
+  impl_->n_past = length;
+  impl_->logits_rows = 0;
+}
+
+}  // namespace nextok
