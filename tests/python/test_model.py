@@ -79,7 +79,7 @@ SCHEMAS = [
     {"type": "object", "properties": {"city": {"type": "string", "maxLength": 30},
                                       "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]},
                                                "maxItems": 3}},
-     "required": ["city", "tags"]},
+     "required": ["city", "tags"], "additionalProperties": False},
     {"type": "object", "properties": {"id": {"type": "string", "format": "uuid"},
                                       "ok": {"type": "boolean"},
                                       "score": {"type": "integer", "minimum": 0, "maximum": 100}},
