@@ -26,6 +26,7 @@ std::function<int()> add_chat(CLI::App& app);
 std::function<int()> add_maskbench(CLI::App& app);
 std::function<int()> add_json_generate(CLI::App& app);
 std::function<int()> add_generate(CLI::App& app);
+std::function<int()> add_serve(CLI::App& app);
 // `bench decode`, registered under the `bench` subcommand.
 std::function<int()> add_bench_decode(CLI::App& bench);
 // A JSON array of {role, content[, reasoning_content]} messages.

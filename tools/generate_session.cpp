@@ -132,13 +132,7 @@ GenerateSession::GenerateSession(GenerateArgs& a) : a_(a) {
   opt_.stop = a.stop;
 
   // Think routing when the vocabulary has the markers.
-  if (tok.vocab().find("<think>") && tok.vocab().find("</think>")) {
-    opt_.think.enabled = true;
-    const auto pos = rendered.rfind("<think>");
-    opt_.think.starts_open = pos != std::string::npos &&
-                             rendered.find("</think>", pos) == std::string::npos &&
-                             rendered.find_first_not_of(" \n", pos + 7) == std::string::npos;
-  }
+  opt_.think = think_options_for(tok.vocab(), rendered);
   if (a.thinking_budget) {
     if (!opt_.think.enabled) {
       throw Error(ErrorCode::kInvalidArgument, "thinking_budget",

@@ -8,6 +8,8 @@
 
 namespace nextok {
 
+class Vocabulary;
+
 enum class Channel : std::uint8_t { kContent, kReasoning };
 const char* channel_name(Channel channel) noexcept;
 
@@ -22,6 +24,11 @@ struct ThinkOptions {
   // Throws kInvalidArgument for empty or overlapping markers.
   void validate() const;
 };
+
+// Think routing for a prompt: enabled when the vocabulary has both markers;
+// starts_open when the rendered prompt ends inside an open block (Qwen3's
+// generation prompt).
+ThinkOptions think_options_for(const Vocabulary& vocab, std::string_view rendered_prompt);
 
 class ThinkSplitter {
  public:

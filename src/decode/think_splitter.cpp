@@ -3,6 +3,7 @@
 
 #include "nextok/error.hpp"
 #include "nextok/think.hpp"
+#include "nextok/vocab.hpp"
 
 namespace nextok {
 
@@ -24,6 +25,17 @@ bool is_space(char c) {
 
 const char* channel_name(Channel channel) noexcept {
   return channel == Channel::kReasoning ? "reasoning" : "content";
+}
+
+ThinkOptions think_options_for(const Vocabulary& vocab, std::string_view rendered) {
+  ThinkOptions opt;
+  if (!vocab.find(opt.open) || !vocab.find(opt.close)) return opt;
+  opt.enabled = true;
+  const auto pos = rendered.rfind(opt.open);
+  opt.starts_open =
+      pos != std::string_view::npos && rendered.find(opt.close, pos) == std::string_view::npos &&
+      rendered.find_first_not_of(" \n", pos + opt.open.size()) == std::string_view::npos;
+  return opt;
 }
 
 void ThinkOptions::validate() const {

@@ -1,0 +1,44 @@
+// OpenAI-style API errors: {"error": {"message", "type", "param", "code"}}
+// with the HTTP status a client expects.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "nextok/error.hpp"
+
+namespace nextok::server {
+
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, std::string type, const std::string& message, std::string param = {},
+           std::string code = {})
+      : std::runtime_error(message),
+        status_(status),
+        type_(std::move(type)),
+        param_(std::move(param)),
+        code_(std::move(code)) {}
+
+  // 400 invalid_request_error naming the parameter.
+  static ApiError bad_param(const std::string& param, const std::string& message,
+                            std::string code = {}) {
+    return {400, "invalid_request_error", message, param, std::move(code)};
+  }
+  // A library error from request input: 400 (500 for I/O and file errors).
+  static ApiError from(const Error& e);
+
+  int status() const noexcept { return status_; }
+  const std::string& type() const noexcept { return type_; }
+  const std::string& param() const noexcept { return param_; }
+  const std::string& code() const noexcept { return code_; }
+  nlohmann::json to_json() const;
+
+ private:
+  int status_;
+  std::string type_, param_, code_;
+};
+
+// Serialises with invalid UTF-8 replaced, so a partial token never throws.
+std::string dump_json(const nlohmann::json& j);
+
+}  // namespace nextok::server

@@ -1,0 +1,51 @@
+// OpenAI response bodies and stream chunks for chat and text completions.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "job.hpp"
+#include "request.hpp"
+
+namespace nextok::server {
+
+struct ResponseMeta {
+  Endpoint endpoint = Endpoint::kChat;
+  std::string id;  // chatcmpl-… / cmpl-…
+  std::int64_t created = 0;
+  std::string model;
+  std::string fingerprint;
+  std::uint32_t top_logprobs = 0;  // shown per token
+  bool logprobs = false;
+  bool include_usage = false;  // stream only
+
+  static ResponseMeta make(const ApiRequest& r, const std::string& model,
+                           const std::string& fingerprint);
+};
+
+nlohmann::json usage_json(std::size_t prompt_tokens, std::size_t completion_tokens);
+
+// The whole response of a finished job.
+nlohmann::json response_json(const ResponseMeta& meta, const Job& job, const Vocabulary& vocab);
+
+// Builds the chunks of a streamed response, in order.
+class ChunkWriter {
+ public:
+  ChunkWriter(const ResponseMeta& meta, const Vocabulary& vocab) : meta_(meta), vocab_(vocab) {}
+  // The chat stream's first chunk (role); none for completions.
+  std::optional<nlohmann::json> opening() const;
+  // The chunk for one token, or nullopt when it carries nothing to show.
+  std::optional<nlohmann::json> token(const JobEvent& event);
+  // The chunk that carries finish_reason.
+  nlohmann::json closing(FinishReason finish) const;
+  nlohmann::json usage(std::size_t prompt_tokens, std::size_t completion_tokens) const;
+
+ private:
+  nlohmann::json chunk(nlohmann::json choice) const;
+  const ResponseMeta& meta_;
+  const Vocabulary& vocab_;
+  std::size_t text_offset_ = 0;
+};
+
+}  // namespace nextok::server

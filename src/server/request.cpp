@@ -1,0 +1,423 @@
+#include "request.hpp"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "api_error.hpp"
+
+namespace nextok::server {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxBodyDepth = 256;
+
+// nlohmann's parser keeps its own stack, but later recursive walks (dump, the
+// schema compiler) do not; refuse absurd nesting up front, outside strings.
+void check_depth(std::string_view body) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxBodyDepth) {
+        throw ApiError::bad_param(
+            {}, "the JSON body nests deeper than " + std::to_string(kMaxBodyDepth) + " levels");
+      }
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+}
+
+const char* type_name(const json& v) {
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  return "null";
+}
+
+[[noreturn]] void wrong_type(const std::string& name, const json& v, const char* want) {
+  throw ApiError::bad_param(
+      name, std::string("'") + name + "' must be " + want + ", not " + type_name(v) + ".",
+      "invalid_type");
+}
+
+// A present, non-null field (OpenAI treats null as absent).
+const json* field(const json& body, const char* name) {
+  const auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+double number(const json& v, const std::string& name, double lo, double hi) {
+  if (!v.is_number()) wrong_type(name, v, "a number");
+  const double x = v.get<double>();
+  if (!std::isfinite(x) || x < lo || x > hi) {
+    throw ApiError::bad_param(name,
+                              "'" + name + "' is " + v.dump() + "; it must be between " +
+                                  json(lo).dump() + " and " + json(hi).dump() + ".",
+                              "out_of_range");
+  }
+  return x;
+}
+
+std::int64_t integer(const json& v, const std::string& name, std::int64_t lo, std::int64_t hi) {
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9.0e15)
+      wrong_type(name, v, "an integer");
+  } else if (!v.is_number_integer()) {
+    wrong_type(name, v, "an integer");
+  }
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
+    throw ApiError::bad_param(
+        name, "'" + name + "' is too large (at most " + std::to_string(hi) + ").", "out_of_range");
+  }
+  const std::int64_t x =
+      v.is_number_float() ? static_cast<std::int64_t>(v.get<double>()) : v.get<std::int64_t>();
+  if (x < lo || x > hi) {
+    throw ApiError::bad_param(name,
+                              "'" + name + "' is " + std::to_string(x) + "; it must be between " +
+                                  std::to_string(lo) + " and " + std::to_string(hi) + ".",
+                              "out_of_range");
+  }
+  return x;
+}
+
+bool boolean(const json& v, const std::string& name) {
+  if (!v.is_boolean()) wrong_type(name, v, "a boolean");
+  return v.get<bool>();
+}
+
+const std::string& string(const json& v, const std::string& name) {
+  if (!v.is_string()) wrong_type(name, v, "a string");
+  return v.get_ref<const std::string&>();
+}
+
+[[noreturn]] void unsupported(const std::string& name, const std::string& why) {
+  throw ApiError::bad_param(name, why, "unsupported_parameter");
+}
+
+// Message content: a string or an array of text parts.
+std::string content_text(const json& v, const std::string& name) {
+  if (v.is_string()) return v.get<std::string>();
+  if (!v.is_array()) wrong_type(name, v, "a string or an array of content parts");
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string pn = name + "[" + std::to_string(i) + "]";
+    const json& part = v[i];
+    if (!part.is_object()) wrong_type(pn, part, "an object");
+    const json* type = field(part, "type");
+    if (!type) throw ApiError::bad_param(pn + ".type", "a content part needs a 'type'.");
+    if (string(*type, pn + ".type") != "text")
+      unsupported(pn + ".type", "only text content parts are supported.");
+    const json* text = field(part, "text");
+    if (!text) throw ApiError::bad_param(pn + ".text", "a text part needs 'text'.");
+    out += string(*text, pn + ".text");
+  }
+  return out;
+}
+
+void parse_messages(const json& body, ApiRequest& r, const RequestLimits& limits) {
+  const json* msgs = field(body, "messages");
+  if (!msgs)
+    throw ApiError::bad_param("messages", "'messages' is required.", "missing_required_parameter");
+  if (!msgs->is_array()) wrong_type("messages", *msgs, "an array");
+  if (msgs->empty()) throw ApiError::bad_param("messages", "'messages' must not be empty.");
+  if (msgs->size() > limits.max_messages) {
+    throw ApiError::bad_param(
+        "messages", "at most " + std::to_string(limits.max_messages) + " messages are accepted.");
+  }
+  for (std::size_t i = 0; i < msgs->size(); ++i) {
+    const std::string name = "messages[" + std::to_string(i) + "]";
+    const json& m = (*msgs)[i];
+    if (!m.is_object()) wrong_type(name, m, "an object");
+    const json* role = field(m, "role");
+    if (!role) throw ApiError::bad_param(name + ".role", "every message needs a 'role'.");
+    std::string rl = string(*role, name + ".role");
+    if (rl == "developer") rl = "system";
+    if (rl == "tool" || rl == "function")
+      unsupported(name + ".role", "tool messages are not supported.");
+    if (rl != "system" && rl != "user" && rl != "assistant") {
+      throw ApiError::bad_param(
+          name + ".role", "unknown role '" + rl + "' (system, developer, user or assistant).");
+    }
+    ChatMessage msg{rl, {}, std::nullopt};
+    if (const json* c = field(m, "content"))
+      msg.content = content_text(*c, name + ".content");
+    else if (rl != "assistant")
+      throw ApiError::bad_param(name + ".content", "'content' is required.");
+    if (const json* rc = field(m, "reasoning_content"))
+      msg.reasoning_content = string(*rc, name + ".reasoning_content");
+    if (field(m, "tool_calls")) unsupported(name + ".tool_calls", "tool calls are not supported.");
+    r.messages.push_back(std::move(msg));
+  }
+  if (const json* kw = field(body, "chat_template_kwargs")) {
+    if (!kw->is_object()) wrong_type("chat_template_kwargs", *kw, "an object");
+    if (const json* et = field(*kw, "enable_thinking"))
+      r.enable_thinking = boolean(*et, "chat_template_kwargs.enable_thinking");
+  }
+}
+
+std::int32_t token_id(const json& v, const std::string& name) {
+  return static_cast<std::int32_t>(integer(v, name, 0, std::numeric_limits<std::int32_t>::max()));
+}
+
+void parse_prompt(const json& body, ApiRequest& r) {
+  const json* p = field(body, "prompt");
+  if (!p)
+    throw ApiError::bad_param("prompt", "'prompt' is required.", "missing_required_parameter");
+  const json* one = p;
+  if (p->is_array() && !p->empty() && (p->front().is_string() || p->front().is_array())) {
+    if (p->size() != 1) unsupported("prompt", "one prompt per request is supported.");
+    one = &p->front();
+  }
+  if (one->is_string()) {
+    r.prompt = one->get<std::string>();
+    if (r.prompt.empty()) throw ApiError::bad_param("prompt", "'prompt' must not be empty.");
+  } else if (one->is_array()) {
+    if (one->empty()) throw ApiError::bad_param("prompt", "'prompt' must not be empty.");
+    r.prompt_is_ids = true;
+    for (std::size_t i = 0; i < one->size(); ++i)
+      r.prompt_ids.push_back(token_id((*one)[i], "prompt[" + std::to_string(i) + "]"));
+  } else {
+    wrong_type("prompt", *one, "a string or an array of token ids");
+  }
+}
+
+void parse_stop(const json& body, ApiRequest& r, const RequestLimits& limits) {
+  const json* s = field(body, "stop");
+  if (!s) return;
+  auto add = [&](const json& v, const std::string& name) {
+    const std::string& text = string(v, name);
+    if (text.empty()) throw ApiError::bad_param(name, "stop strings must not be empty.");
+    if (text.size() > 1024) throw ApiError::bad_param(name, "stop strings are at most 1024 bytes.");
+    r.stop.push_back(text);
+  };
+  if (s->is_string()) {
+    add(*s, "stop");
+  } else if (s->is_array()) {
+    if (s->size() > limits.max_stop) {
+      throw ApiError::bad_param(
+          "stop", "at most " + std::to_string(limits.max_stop) + " stop strings are accepted.");
+    }
+    for (std::size_t i = 0; i < s->size(); ++i) add((*s)[i], "stop[" + std::to_string(i) + "]");
+  } else {
+    wrong_type("stop", *s, "a string or an array of strings");
+  }
+}
+
+void parse_sampling(const json& body, ApiRequest& r, const RequestLimits& limits) {
+  r.sampler.temperature = 1.0f;
+  if (const json* v = field(body, "temperature"))
+    r.sampler.temperature = static_cast<float>(number(*v, "temperature", 0.0, 2.0));
+  if (const json* v = field(body, "top_p")) {
+    r.sampler.top_p = static_cast<float>(number(*v, "top_p", 0.0, 1.0));
+    if (r.sampler.top_p <= 0.0f)
+      throw ApiError::bad_param("top_p",
+                                "'top_p' must be greater than 0 (use temperature 0 for greedy).",
+                                "out_of_range");
+  }
+  if (const json* v = field(body, "top_k")) {
+    const auto k = integer(*v, "top_k", -1, std::numeric_limits<std::int32_t>::max());
+    r.sampler.top_k = k <= 0 ? 0 : static_cast<std::int32_t>(k);
+  }
+  if (const json* v = field(body, "min_p"))
+    r.sampler.min_p = static_cast<float>(number(*v, "min_p", 0.0, 1.0));
+  if (const json* v = field(body, "seed")) {
+    if (v->is_number_unsigned())
+      r.sampler.seed = v->get<std::uint64_t>();
+    else
+      r.sampler.seed =
+          static_cast<std::uint64_t>(integer(*v, "seed", std::numeric_limits<std::int64_t>::min(),
+                                             std::numeric_limits<std::int64_t>::max()));
+  }
+  if (const json* v = field(body, "repetition_penalty")) {
+    r.penalties.repetition_penalty =
+        static_cast<float>(number(*v, "repetition_penalty", 0.0, 10.0));
+    if (r.penalties.repetition_penalty <= 0.0f)
+      throw ApiError::bad_param("repetition_penalty",
+                                "'repetition_penalty' must be greater than 0.", "out_of_range");
+  }
+  if (const json* v = field(body, "presence_penalty"))
+    r.penalties.presence_penalty = static_cast<float>(number(*v, "presence_penalty", -2.0, 2.0));
+  if (const json* v = field(body, "frequency_penalty"))
+    r.penalties.frequency_penalty = static_cast<float>(number(*v, "frequency_penalty", -2.0, 2.0));
+  if (const json* v = field(body, "logit_bias")) {
+    if (!v->is_object()) wrong_type("logit_bias", *v, "an object of token id → bias");
+    if (v->size() > limits.max_logit_bias) {
+      throw ApiError::bad_param("logit_bias", "at most " + std::to_string(limits.max_logit_bias) +
+                                                  " logit_bias entries are accepted.");
+    }
+    for (const auto& [key, bias] : v->items()) {
+      const std::string name = "logit_bias." + key;
+      std::size_t used = 0;
+      long long id = -1;
+      try {
+        id = std::stoll(key, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != key.size() || key.empty() || id < 0 ||
+          id > std::numeric_limits<std::int32_t>::max())
+        throw ApiError::bad_param("logit_bias", "logit_bias key '" + key + "' is not a token id.");
+      const float b = static_cast<float>(number(bias, name, -100.0, 100.0));
+      r.penalties.logit_bias.emplace_back(static_cast<std::int32_t>(id), b);
+    }
+  }
+}
+
+void parse_logprobs(const json& body, ApiRequest& r) {
+  if (r.endpoint == Endpoint::kChat) {
+    if (const json* v = field(body, "logprobs")) r.logprobs = boolean(*v, "logprobs");
+    if (const json* v = field(body, "top_logprobs")) {
+      r.top_logprobs = static_cast<std::uint32_t>(integer(*v, "top_logprobs", 0, kMaxTopLogprobs));
+      if (!r.logprobs)
+        throw ApiError::bad_param("top_logprobs", "'top_logprobs' needs 'logprobs' set to true.");
+    }
+  } else if (const json* v = field(body, "logprobs")) {
+    r.logprobs = true;
+    r.top_logprobs = static_cast<std::uint32_t>(integer(*v, "logprobs", 0, kMaxTopLogprobs));
+  }
+  // The chosen token's logprob comes with the top-k computation; k >= 1.
+  if (r.logprobs) r.sampler.top_logprobs_k = std::max<std::uint32_t>(r.top_logprobs, 1);
+}
+
+void parse_response_format(const json& body, ApiRequest& r) {
+  const json* rf = field(body, "response_format");
+  if (!rf) return;
+  if (!rf->is_object()) wrong_type("response_format", *rf, "an object");
+  const json* type = field(*rf, "type");
+  if (!type) throw ApiError::bad_param("response_format.type", "'response_format' needs a 'type'.");
+  const std::string& t = string(*type, "response_format.type");
+  if (t == "text") return;
+  if (t == "json_object") {
+    r.format = ResponseFormat::kJsonObject;
+    return;
+  }
+  if (t != "json_schema") {
+    throw ApiError::bad_param("response_format.type", "unknown response_format type '" + t +
+                                                          "' (text, json_object or json_schema).");
+  }
+  const json* js = field(*rf, "json_schema");
+  if (!js)
+    throw ApiError::bad_param("response_format.json_schema",
+                              "json_schema needs a 'json_schema' object.");
+  if (!js->is_object()) wrong_type("response_format.json_schema", *js, "an object");
+  if (const json* n = field(*js, "name")) string(*n, "response_format.json_schema.name");
+  const json* schema = field(*js, "schema");
+  if (!schema)
+    throw ApiError::bad_param("response_format.json_schema.schema",
+                              "json_schema needs a 'schema'.");
+  if (!schema->is_object() && !schema->is_boolean())
+    wrong_type("response_format.json_schema.schema", *schema, "an object");
+  if (const json* s = field(*js, "strict"))
+    r.schema_strict = boolean(*s, "response_format.json_schema.strict");
+  r.format = ResponseFormat::kJsonSchema;
+  r.schema = dump_json(*schema);
+}
+
+void parse_speculative(const json& body, ApiRequest& r) {
+  const json* sp = field(body, "speculative");
+  if (!sp) return;
+  std::string method;
+  if (sp->is_boolean()) {
+    if (!sp->get<bool>()) return;
+    method = "ngram";
+  } else if (sp->is_string()) {
+    method = sp->get<std::string>();
+  } else if (sp->is_object()) {
+    const json* m = field(*sp, "method");
+    method = m ? string(*m, "speculative.method") : "ngram";
+    if (const json* d = field(*sp, "max_draft"))
+      r.max_draft = static_cast<std::uint32_t>(integer(*d, "speculative.max_draft", 1, 32));
+  } else {
+    wrong_type("speculative", *sp, "a boolean, \"ngram\" or an object");
+  }
+  if (method != "ngram")
+    throw ApiError::bad_param("speculative",
+                              "unknown speculative method '" + method + "' (ngram).");
+  r.speculative = true;
+}
+
+void parse_unsupported(const json& body, const ApiRequest& r) {
+  if (const json* n = field(body, "n"); n && integer(*n, "n", 1, 128) != 1)
+    unsupported("n", "only n = 1 is supported.");
+  if (const json* t = field(body, "tools"); t && !(t->is_array() && t->empty()))
+    unsupported("tools", "tools are not supported.");
+  if (field(body, "functions")) unsupported("functions", "functions are not supported.");
+  if (r.endpoint == Endpoint::kCompletion) {
+    if (const json* e = field(body, "echo"); e && boolean(*e, "echo"))
+      unsupported("echo", "echo is not supported.");
+    if (const json* b = field(body, "best_of"); b && integer(*b, "best_of", 1, 128) != 1)
+      unsupported("best_of", "only best_of = 1 is supported.");
+    if (const json* s = field(body, "suffix");
+        s && !(s->is_string() && s->get<std::string>().empty()))
+      unsupported("suffix", "suffix is not supported.");
+  }
+}
+
+}  // namespace
+
+ApiRequest parse_request(std::string_view body_text, Endpoint endpoint,
+                         const RequestLimits& limits) {
+  check_depth(body_text);
+  json body;
+  try {
+    body = json::parse(body_text);
+  } catch (const json::parse_error& e) {
+    throw ApiError::bad_param(
+        {}, std::string("We could not parse the JSON body of your request: ") + e.what());
+  }
+  if (!body.is_object()) throw ApiError::bad_param({}, "the request body must be a JSON object.");
+
+  ApiRequest r;
+  r.endpoint = endpoint;
+  if (const json* m = field(body, "model")) r.model = string(*m, "model");
+  if (endpoint == Endpoint::kChat)
+    parse_messages(body, r, limits);
+  else
+    parse_prompt(body, r);
+  parse_unsupported(body, r);
+
+  const std::int64_t kMaxTokens = 1 << 24;
+  if (const json* v = field(body, "max_tokens"))
+    r.max_tokens = static_cast<std::uint32_t>(integer(*v, "max_tokens", 1, kMaxTokens));
+  if (const json* v = field(body, "max_completion_tokens"))
+    r.max_tokens = static_cast<std::uint32_t>(integer(*v, "max_completion_tokens", 1, kMaxTokens));
+  parse_stop(body, r, limits);
+  parse_sampling(body, r, limits);
+  parse_logprobs(body, r);
+  parse_response_format(body, r);
+  if (const json* v = field(body, "thinking_budget"))
+    r.thinking_budget = static_cast<std::uint32_t>(integer(*v, "thinking_budget", 0, kMaxTokens));
+  parse_speculative(body, r);
+  if (r.speculative && r.sampler.temperature > 0.0f) {
+    throw ApiError::bad_param("speculative",
+                              "speculative decoding is greedy: set temperature to 0 (OpenAI's "
+                              "default temperature is 1).");
+  }
+  if (const json* v = field(body, "stream")) r.stream = boolean(*v, "stream");
+  if (const json* so = field(body, "stream_options")) {
+    if (!r.stream)
+      throw ApiError::bad_param("stream_options", "'stream_options' needs 'stream' set to true.");
+    if (!so->is_object()) wrong_type("stream_options", *so, "an object");
+    if (const json* iu = field(*so, "include_usage"))
+      r.include_usage = boolean(*iu, "stream_options.include_usage");
+  }
+  return r;
+}
+
+}  // namespace nextok::server

@@ -1,0 +1,60 @@
+// An OpenAI request body, parsed and validated before any work is queued.
+// Every problem is an ApiError naming the parameter; nothing here touches the
+// model.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nextok/chat.hpp"
+#include "nextok/config.hpp"
+
+namespace nextok::server {
+
+enum class Endpoint : std::uint8_t { kChat, kCompletion };
+
+enum class ResponseFormat : std::uint8_t { kText, kJsonObject, kJsonSchema };
+
+struct RequestLimits {
+  std::size_t max_messages = 1024;
+  std::size_t max_stop = 16;
+  std::size_t max_logit_bias = 1024;
+};
+
+struct ApiRequest {
+  Endpoint endpoint = Endpoint::kChat;
+  std::string model;  // empty: the served model
+  // Chat: the conversation. Completions: a prompt as text or as token ids.
+  std::vector<ChatMessage> messages;
+  std::optional<bool> enable_thinking;  // chat_template_kwargs.enable_thinking
+  std::string prompt;
+  std::vector<std::int32_t> prompt_ids;
+  bool prompt_is_ids = false;
+
+  std::optional<std::uint32_t> max_tokens;
+  std::vector<std::string> stop;
+  SamplerConfig sampler;  // temperature defaults to 1, as OpenAI's does
+  PenaltyConfig penalties;
+  bool logprobs = false;
+  std::uint32_t top_logprobs = 0;  // shown per token (chat: top_logprobs; completions: logprobs)
+
+  ResponseFormat format = ResponseFormat::kText;
+  std::string schema;  // json_schema: the schema text
+  bool schema_strict = false;
+
+  std::optional<std::uint32_t> thinking_budget;
+  bool speculative = false;
+  std::uint32_t max_draft = 4;
+
+  bool stream = false;
+  bool include_usage = false;
+};
+
+// Throws ApiError (400) for malformed JSON, wrong types and out-of-range or
+// unsupported parameters.
+ApiRequest parse_request(std::string_view body, Endpoint endpoint,
+                         const RequestLimits& limits = {});
+
+}  // namespace nextok::server

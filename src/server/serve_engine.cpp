@@ -1,0 +1,273 @@
+#include "serve_engine.hpp"
+
+#include <cstdio>
+
+#include "nextok/error.hpp"
+#include "nextok/version.hpp"
+
+namespace nextok::server {
+
+namespace {
+
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull) {
+  for (const unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+ServeEngine::ServeEngine(const EngineOptions& options) : options_(options) {
+  LlamaOptions lo;
+  lo.threads = options.threads;
+  lo.max_context = options.max_context;
+  model_ = LlamaModel::load(options.model_path, lo);
+  context_ = options.max_context ? options.max_context : model_->config().context_length;
+  model_id_ = options.model_id.empty() ? options.model_path.stem().string() : options.model_id;
+  char fp[32];
+  std::snprintf(fp, sizeof fp, "fp_%012llx",
+                static_cast<unsigned long long>(
+                    fnv1a(std::string(kVersion) + "|" + model_id_ + "|" +
+                          std::to_string(std::filesystem::file_size(options.model_path))) &
+                    0xffffffffffffull));
+  fingerprint_ = fp;
+  const Tokenizer& tok = model_->tokenizer();
+  if (tok.chat_template())
+    template_ = ChatTemplate::detect(*tok.chat_template(), tok.bos_token(), tok.eos_token());
+  index_ = TokenIndex::build(tok.shared_vocab());
+  any_object_ = JsonGrammar::any_object(index_);
+  worker_ = std::thread([this] { work(); });
+}
+
+ServeEngine::~ServeEngine() {
+  shutdown();
+  worker_.join();
+}
+
+void ServeEngine::shutdown() {
+  std::deque<std::shared_ptr<Job>> dropped;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    dropped.swap(queue_);
+    if (current_) current_->cancel();
+  }
+  cv_.notify_all();
+  for (auto& job : dropped) {
+    job->error = ApiError(503, "server_error", "the server is shutting down", {}, "shutting_down");
+    job->finish();
+  }
+}
+
+bool ServeEngine::serves(const std::string& model) const {
+  return model.empty() || model == model_id_ || model == "default";
+}
+
+std::vector<std::int32_t> ServeEngine::prompt_ids(const ApiRequest& r,
+                                                  std::string& rendered) const {
+  const Tokenizer& tok = model_->tokenizer();
+  if (r.endpoint == Endpoint::kCompletion && r.prompt_is_ids) {
+    const auto V = static_cast<std::int64_t>(tok.vocab().size());
+    for (std::size_t i = 0; i < r.prompt_ids.size(); ++i) {
+      if (r.prompt_ids[i] >= V) {
+        throw ApiError::bad_param(
+            "prompt", "prompt[" + std::to_string(i) + "] = " + std::to_string(r.prompt_ids[i]) +
+                          " is outside the vocabulary (" + std::to_string(V) + " ids).");
+      }
+    }
+    std::vector<std::uint32_t> ids(r.prompt_ids.begin(), r.prompt_ids.end());
+    rendered = tok.decode(ids);
+    return r.prompt_ids;
+  }
+  if (r.endpoint == Endpoint::kChat) {
+    if (!template_) {
+      throw ApiError(400, "invalid_request_error",
+                     "this model has no chat template; use /v1/completions", "messages",
+                     "unsupported");
+    }
+    ChatOptions co;
+    co.enable_thinking = r.enable_thinking;
+    rendered = template_->apply(r.messages, co);
+  } else {
+    rendered = r.prompt;
+  }
+  const auto ids = tok.encode(rendered);
+  return {ids.begin(), ids.end()};
+}
+
+std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r) const {
+  if (r.format == ResponseFormat::kJsonObject) return any_object_;
+  const std::string key = (r.schema_strict ? "s:" : "l:") + r.schema;
+  {
+    std::lock_guard lock(cache_mu_);
+    if (const auto it = cache_.find(key); it != cache_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->second;
+    }
+  }
+  JsonConstraintOptions co;
+  co.strict = r.schema_strict;
+  std::shared_ptr<const JsonGrammar> g;
+  try {
+    g = JsonGrammar::from_schema(index_, r.schema, co);
+  } catch (const Error& e) {
+    std::string where = e.param().empty() ? "" : " at " + e.param();
+    throw ApiError(400, "invalid_request_error", "invalid JSON schema" + where + ": " + e.what(),
+                   "response_format.json_schema.schema", "invalid_schema");
+  }
+  std::lock_guard lock(cache_mu_);
+  if (cache_.count(key) == 0) {
+    lru_.emplace_front(key, g);
+    cache_[key] = lru_.begin();
+    if (lru_.size() > options_.grammar_cache) {
+      cache_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+  }
+  return g;
+}
+
+std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r) const {
+  if (!serves(r.model)) {
+    throw ApiError(
+        404, "invalid_request_error",
+        "The model '" + r.model + "' does not exist; this server serves '" + model_id_ + "'.",
+        "model", "model_not_found");
+  }
+  auto job = std::make_shared<Job>();
+  job->stream = r.stream;
+  std::string rendered;
+  try {
+    job->prompt = prompt_ids(r, rendered);
+  } catch (const Error& e) {
+    throw ApiError::from(e);
+  }
+  if (job->prompt.empty()) throw ApiError::bad_param("prompt", "the prompt encodes to no tokens.");
+
+  const std::size_t n_prompt = job->prompt.size();
+  const std::size_t margin = r.speculative ? r.max_draft : 0;
+  auto too_long = [&](std::size_t completion) {
+    return ApiError(400, "invalid_request_error",
+                    "This model's maximum context length is " + std::to_string(context_) +
+                        " tokens. However, you requested " + std::to_string(n_prompt + completion) +
+                        " tokens (" + std::to_string(n_prompt) + " in the prompt, " +
+                        std::to_string(completion) +
+                        " in the completion). Please reduce the "
+                        "length of the prompt or the completion.",
+                    r.endpoint == Endpoint::kChat ? "messages" : "prompt",
+                    "context_length_exceeded");
+  };
+  if (n_prompt + 1 + margin > context_) throw too_long(1);
+  GenerateOptions& o = job->options;
+  if (r.max_tokens) {
+    if (n_prompt + *r.max_tokens + margin > context_) throw too_long(*r.max_tokens);
+    o.max_tokens = *r.max_tokens;
+  } else {
+    o.max_tokens = static_cast<std::uint32_t>(
+        std::min<std::size_t>(options_.default_max_tokens, context_ - n_prompt - margin));
+  }
+
+  const auto V = static_cast<std::int64_t>(vocab().size());
+  for (const auto& [id, bias] : r.penalties.logit_bias) {
+    if (id >= V) {
+      throw ApiError::bad_param("logit_bias", "logit_bias names token " + std::to_string(id) +
+                                                  ", outside the vocabulary (" + std::to_string(V) +
+                                                  " ids).");
+    }
+  }
+  o.sampler = r.sampler;
+  o.penalties = r.penalties;
+  try {
+    o.sampler.validate();
+    o.penalties.validate();
+  } catch (const Error& e) {
+    throw ApiError::from(e);
+  }
+  o.stop = r.stop;
+  o.think = think_options_for(vocab(), rendered);
+  if (r.thinking_budget) {
+    if (!o.think.enabled) {
+      throw ApiError::bad_param("thinking_budget",
+                                "this model's vocabulary has no <think> / </think> tokens.");
+    }
+    o.think.budget = r.thinking_budget;
+  }
+  if (r.format != ResponseFormat::kText) {
+    job->constraint = std::make_unique<JsonConstraint>(grammar(r));
+    o.constraint = job->constraint.get();
+  }
+  if (r.speculative) {
+    job->drafter = std::make_unique<NgramDrafter>();
+    o.speculative.drafter = job->drafter.get();
+    o.speculative.max_draft = r.max_draft;
+  }
+  return job;
+}
+
+void ServeEngine::submit(std::shared_ptr<Job> job) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) {
+      throw ApiError(503, "server_error", "the server is shutting down", {}, "shutting_down");
+    }
+    if (queue_.size() >= options_.max_queue) {
+      throw ApiError(503, "server_error",
+                     "the server is busy (" + std::to_string(queue_.size()) +
+                         " requests waiting); retry later",
+                     {}, "server_overloaded");
+    }
+    job->queued_at = std::chrono::steady_clock::now();
+    queue_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+EngineStats ServeEngine::stats() const {
+  std::lock_guard lock(mu_);
+  return {queue_.size(), current_ ? 1u : 0u, served_};
+}
+
+void ServeEngine::run(Job& job) {
+  const bool want_channels = job.options.sampler.top_logprobs_k > 0;
+  auto on_token = [&](const TokenEvent& ev) {
+    if (want_channels) job.channels.push_back(ev.channel);
+    if (job.stream) {
+      JobEvent out{ev.token, ev.channel, ev.forced, ev.reasoning, ev.content, std::nullopt};
+      if (ev.logprobs) out.logprobs = *ev.logprobs;
+      job.push(std::move(out));
+    }
+    return !job.cancelled();
+  };
+  try {
+    model_->truncate(0);
+    job.result = generate(*model_, vocab(), job.prompt, job.options, on_token);
+  } catch (const Error& e) {
+    job.error = ApiError::from(e);
+  } catch (const std::exception& e) {
+    job.error = ApiError(500, "server_error", e.what());
+  }
+}
+
+void ServeEngine::work() {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      current_ = job;
+    }
+    if (!job->cancelled()) run(*job);
+    std::lock_guard lock(mu_);
+    if (stopping_ && job->cancelled() && !job->error) {
+      job->error =
+          ApiError(503, "server_error", "the server is shutting down", {}, "shutting_down");
+    }
+    job->finish();
+    current_.reset();
+    ++served_;
+  }
+}
+
+}  // namespace nextok::server

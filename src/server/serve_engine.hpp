@@ -1,0 +1,90 @@
+// The model behind the server: turns a validated request into a Job (prompt
+// ids, decode options, constraint) on the caller's thread, and runs jobs one
+// at a time, first come first served, on a worker thread that owns the model.
+#pragma once
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <filesystem>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "job.hpp"
+#include "nextok/chat.hpp"
+#include "nextok/llama.hpp"
+#include "request.hpp"
+
+namespace nextok::server {
+
+struct EngineOptions {
+  std::filesystem::path model_path;
+  std::string model_id;           // empty: the file's stem
+  unsigned threads = 0;           // model threads; 0 = every core
+  std::uint32_t max_context = 0;  // 0 = the model's
+  std::uint32_t default_max_tokens = 2048;
+  std::size_t max_queue = 256;     // waiting jobs; more is a 503
+  std::size_t grammar_cache = 32;  // compiled schemas kept
+};
+
+struct EngineStats {
+  std::size_t queued = 0;
+  std::size_t running = 0;
+  std::size_t served = 0;
+};
+
+class ServeEngine {
+ public:
+  explicit ServeEngine(const EngineOptions& options);
+  ~ServeEngine();
+
+  const std::string& model_id() const noexcept { return model_id_; }
+  const std::string& fingerprint() const noexcept { return fingerprint_; }
+  std::uint32_t context_length() const noexcept { return context_; }
+  const Vocabulary& vocab() const noexcept { return model_->tokenizer().vocab(); }
+  // Whether a request's "model" names this one (empty and "default" do).
+  bool serves(const std::string& model) const;
+
+  // Throws ApiError: 404 for another model, 400 for a request the model
+  // cannot serve (context, unknown ids, schemas, budgets).
+  std::shared_ptr<Job> prepare(const ApiRequest& request) const;
+  // Throws ApiError 503 when the queue is full.
+  void submit(std::shared_ptr<Job> job);
+  EngineStats stats() const;
+  // Refuses new work, fails queued jobs with a 503 and cancels the running
+  // one, so a stop does not wait for every client.
+  void shutdown();
+
+ private:
+  std::vector<std::int32_t> prompt_ids(const ApiRequest& r, std::string& rendered) const;
+  std::shared_ptr<const JsonGrammar> grammar(const ApiRequest& r) const;
+  void run(Job& job);
+  void work();
+
+  EngineOptions options_;
+  std::unique_ptr<LlamaModel> model_;
+  std::optional<ChatTemplate> template_;
+  std::shared_ptr<const TokenIndex> index_;
+  std::shared_ptr<const JsonGrammar> any_object_;
+  std::string model_id_, fingerprint_;
+  std::uint32_t context_ = 0;
+
+  // Compiled schemas, most recent first.
+  mutable std::mutex cache_mu_;
+  mutable std::list<std::pair<std::string, std::shared_ptr<const JsonGrammar>>> lru_;
+  mutable std::unordered_map<std::string, decltype(lru_)::iterator> cache_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::shared_ptr<Job> current_;
+  std::size_t served_ = 0;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace nextok::server

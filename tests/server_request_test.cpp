@@ -1,0 +1,179 @@
+// OpenAI request parsing: every bad input is a 400 naming the parameter, and
+// good input maps onto the sampler, penalties, constraint and stream options.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "server/api_error.hpp"
+#include "server/request.hpp"
+
+namespace nextok::server {
+namespace {
+
+const std::string kMsgs = R"("messages": [{"role": "user", "content": "hi"}])";
+
+ApiRequest chat(const std::string& extra) {
+  return parse_request("{" + kMsgs + (extra.empty() ? "" : ", " + extra) + "}", Endpoint::kChat);
+}
+
+// The ApiError a body raises (status 0 if none).
+ApiError error_of(const std::string& body, Endpoint endpoint = Endpoint::kChat) {
+  try {
+    parse_request(body, endpoint);
+  } catch (const ApiError& e) {
+    return e;
+  }
+  return ApiError(0, "none", "no error");
+}
+
+TEST(ServerRequest, DefaultsFollowOpenAI) {
+  const ApiRequest r = chat("");
+  EXPECT_EQ(r.sampler.temperature, 1.0f);  // OpenAI's default, not greedy
+  EXPECT_FALSE(r.sampler.seed.has_value());
+  EXPECT_FALSE(r.max_tokens.has_value());
+  EXPECT_EQ(r.sampler.top_logprobs_k, 0u);
+  EXPECT_FALSE(r.stream);
+  ASSERT_EQ(r.messages.size(), 1u);
+  EXPECT_EQ(r.messages[0].role, "user");
+}
+
+TEST(ServerRequest, MapsEveryParameter) {
+  const ApiRequest r = chat(
+      R"("temperature": 0.5, "top_p": 0.9, "top_k": 40, "min_p": 0.05, "seed": -1,
+         "repetition_penalty": 1.1, "presence_penalty": 0.5, "frequency_penalty": -0.5,
+         "logit_bias": {"42": -100, "7": 2.5}, "max_completion_tokens": 9, "stop": ["a", "bc"],
+         "logprobs": true, "top_logprobs": 3, "stream": true,
+         "stream_options": {"include_usage": true}, "thinking_budget": 5,
+         "response_format": {"type": "json_schema",
+                             "json_schema": {"name": "n", "schema": {"type": "integer"}, "strict": true}})");
+  EXPECT_FLOAT_EQ(r.sampler.temperature, 0.5f);
+  EXPECT_FLOAT_EQ(r.sampler.top_p, 0.9f);
+  EXPECT_EQ(r.sampler.top_k, 40);
+  EXPECT_FLOAT_EQ(r.sampler.min_p, 0.05f);
+  EXPECT_EQ(*r.sampler.seed, ~0ull);
+  EXPECT_FLOAT_EQ(r.penalties.repetition_penalty, 1.1f);
+  EXPECT_FLOAT_EQ(r.penalties.presence_penalty, 0.5f);
+  EXPECT_FLOAT_EQ(r.penalties.frequency_penalty, -0.5f);
+  ASSERT_EQ(r.penalties.logit_bias.size(), 2u);
+  EXPECT_EQ(*r.max_tokens, 9u);
+  EXPECT_EQ(r.stop, (std::vector<std::string>{"a", "bc"}));
+  EXPECT_TRUE(r.logprobs);
+  EXPECT_EQ(r.top_logprobs, 3u);
+  EXPECT_EQ(r.sampler.top_logprobs_k, 3u);
+  EXPECT_TRUE(r.stream && r.include_usage);
+  EXPECT_EQ(*r.thinking_budget, 5u);
+  EXPECT_EQ(r.format, ResponseFormat::kJsonSchema);
+  EXPECT_TRUE(r.schema_strict);
+  EXPECT_EQ(r.schema, R"({"type":"integer"})");
+}
+
+TEST(ServerRequest, MessageShapes) {
+  const ApiRequest r = parse_request(
+      R"({"messages": [{"role": "developer", "content": "be brief"},
+                       {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+                       {"role": "assistant", "content": null, "reasoning_content": "hm"},
+                       {"role": "user", "content": "c"}],
+          "chat_template_kwargs": {"enable_thinking": false}})",
+      Endpoint::kChat);
+  ASSERT_EQ(r.messages.size(), 4u);
+  EXPECT_EQ(r.messages[0].role, "system");
+  EXPECT_EQ(r.messages[1].content, "ab");
+  EXPECT_EQ(*r.messages[2].reasoning_content, "hm");
+  EXPECT_EQ(r.enable_thinking, false);
+}
+
+TEST(ServerRequest, CompletionPrompts) {
+  EXPECT_EQ(parse_request(R"({"prompt": "abc"})", Endpoint::kCompletion).prompt, "abc");
+  EXPECT_EQ(parse_request(R"({"prompt": ["abc"]})", Endpoint::kCompletion).prompt, "abc");
+  const ApiRequest ids =
+      parse_request(R"({"prompt": [1, 2, 3], "logprobs": 0})", Endpoint::kCompletion);
+  EXPECT_TRUE(ids.prompt_is_ids);
+  EXPECT_EQ(ids.prompt_ids, (std::vector<std::int32_t>{1, 2, 3}));
+  EXPECT_TRUE(ids.logprobs);
+  EXPECT_EQ(ids.sampler.top_logprobs_k, 1u);  // the chosen token's logprob needs k >= 1
+  EXPECT_EQ(error_of(R"({"prompt": ["a", "b"]})", Endpoint::kCompletion).param(), "prompt");
+  EXPECT_EQ(error_of(R"({"prompt": ""})", Endpoint::kCompletion).param(), "prompt");
+  EXPECT_EQ(error_of(R"({"prompt": [1, -2]})", Endpoint::kCompletion).param(), "prompt[1]");
+  EXPECT_EQ(error_of(R"({"prompt": "a", "echo": true})", Endpoint::kCompletion).param(), "echo");
+  EXPECT_EQ(error_of(R"({"prompt": "a", "best_of": 2})", Endpoint::kCompletion).param(), "best_of");
+  EXPECT_EQ(error_of(R"({})", Endpoint::kCompletion).param(), "prompt");
+}
+
+struct BadCase {
+  const char* body;  // inside {...} after the messages
+  const char* param;
+};
+
+class ServerRequestBad : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ServerRequestBad, IsA400NamingTheParameter) {
+  const BadCase c = GetParam();
+  const ApiError e = error_of("{" + kMsgs + ", " + c.body + "}");
+  EXPECT_EQ(e.status(), 400) << c.body;
+  EXPECT_EQ(e.param(), c.param) << c.body;
+  EXPECT_EQ(e.type(), "invalid_request_error");
+  const auto j = e.to_json();
+  EXPECT_TRUE(j["error"].contains("message") && j["error"].contains("code"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, ServerRequestBad,
+    ::testing::Values(
+        BadCase{R"("temperature": 2.5)", "temperature"},
+        BadCase{R"("temperature": "hot")", "temperature"}, BadCase{R"("top_p": 0)", "top_p"},
+        BadCase{R"("top_p": 1.5)", "top_p"}, BadCase{R"("top_k": -2)", "top_k"},
+        BadCase{R"("top_k": 1.5)", "top_k"}, BadCase{R"("min_p": -0.1)", "min_p"},
+        BadCase{R"("repetition_penalty": 0)", "repetition_penalty"},
+        BadCase{R"("presence_penalty": 3)", "presence_penalty"},
+        BadCase{R"("frequency_penalty": -2.1)", "frequency_penalty"},
+        BadCase{R"("logit_bias": {"abc": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"5": 101})", "logit_bias.5"},
+        BadCase{R"("logit_bias": [1])", "logit_bias"}, BadCase{R"("seed": "x")", "seed"},
+        BadCase{R"("seed": 0.5)", "seed"}, BadCase{R"("max_tokens": 0)", "max_tokens"},
+        BadCase{R"("max_completion_tokens": -5)", "max_completion_tokens"},
+        BadCase{R"("n": 2)", "n"}, BadCase{R"("stop": "")", "stop"},
+        BadCase{R"("stop": 5)", "stop"},
+        BadCase{R"("stop": ["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q"])",
+                "stop"},
+        BadCase{R"("logprobs": 1)", "logprobs"},
+        BadCase{R"("logprobs": true, "top_logprobs": 21)", "top_logprobs"},
+        BadCase{R"("top_logprobs": 2)", "top_logprobs"},
+        BadCase{R"("response_format": {"type": "yaml"})", "response_format.type"},
+        BadCase{R"("response_format": {"type": "json_schema"})", "response_format.json_schema"},
+        BadCase{R"("response_format": {"type": "json_schema", "json_schema": {"name": "x"}})",
+                "response_format.json_schema.schema"},
+        BadCase{R"("response_format": "json")", "response_format"},
+        BadCase{R"("speculative": "ngram")", "speculative"},  // temperature defaults to 1
+        BadCase{R"("speculative": "medusa", "temperature": 0)", "speculative"},
+        BadCase{R"("speculative": {"max_draft": 0}, "temperature": 0)", "speculative.max_draft"},
+        BadCase{R"("stream_options": {"include_usage": true})", "stream_options"},
+        BadCase{R"("stream": "yes")", "stream"},
+        BadCase{R"("tools": [{"type": "function"}])", "tools"},
+        BadCase{R"("thinking_budget": -1)", "thinking_budget"}, BadCase{R"("model": 5)", "model"}));
+
+TEST(ServerRequest, MalformedBodies) {
+  for (const char* body : {"", "{", "[1,2]", "null", "{\"messages\": }", "\"x\""}) {
+    const ApiError e = error_of(body);
+    EXPECT_EQ(e.status(), 400) << body;
+    EXPECT_EQ(e.param(), "") << body;
+  }
+  EXPECT_EQ(error_of(R"({"messages": []})").param(), "messages");
+  EXPECT_EQ(error_of(R"({"messages": [{"content": "x"}]})").param(), "messages[0].role");
+  EXPECT_EQ(error_of(R"({"messages": [{"role": "tool", "content": "x"}]})").param(),
+            "messages[0].role");
+  EXPECT_EQ(error_of(R"({"messages": [{"role": "user"}]})").param(), "messages[0].content");
+  EXPECT_EQ(
+      error_of(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})").param(),
+      "messages[0].content[0].type");
+}
+
+TEST(ServerRequest, DeepNestingIsRefusedBeforeParsing) {
+  const std::string deep(100000, '[');
+  EXPECT_EQ(error_of(deep).status(), 400);
+  // Brackets inside strings do not count.
+  const std::string ok = "{" + kMsgs + R"(, "stop": ")" + std::string(1000, '[') + "\"}";
+  EXPECT_EQ(error_of(ok).status(), 0);
+}
+
+}  // namespace
+}  // namespace nextok::server
