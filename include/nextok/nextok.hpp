@@ -4,6 +4,7 @@
 #include "nextok/chat.hpp"
 #include "nextok/config.hpp"
 #include "nextok/constraint.hpp"
+#include "nextok/cuda.hpp"
 #include "nextok/error.hpp"
 #include "nextok/generate.hpp"
 #include "nextok/gguf.hpp"

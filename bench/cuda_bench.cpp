@@ -1,0 +1,124 @@
+// CUDA kernel benchmark: one JSON line per (impl, B, V, dtype) with the
+// median of per-launch CUDA-event timings after a warm-up. Logits are
+// standard normal, as in torch.randn; bench/cuda_anchor.py times torch and
+// FlashInfer on the same shapes.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nextok/cuda.hpp"
+#include "nextok/mask.hpp"
+
+namespace {
+
+double median_us(const std::function<void()>& fn, int warmup, int iters) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> t;
+  for (int i = 0; i < iters; ++i) {
+    cudaEventRecord(a);
+    fn();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    t.push_back(static_cast<double>(ms) * 1000.0);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::uint16_t to_bf16(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<std::uint16_t>((u + 0x7FFFU + ((u >> 16) & 1U)) >> 16);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace nextok;
+  const int iters = argc > 1 ? std::atoi(argv[1]) : 100;
+  if (!cuda::device_available()) {
+    std::fprintf(stderr, "no CUDA device\n");
+    return 1;
+  }
+  cuda::Context ctx;
+  std::mt19937_64 g(42);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  for (std::int64_t vocab : {151936, 262144}) {
+    for (std::int64_t rows : {1, 8, 64, 256}) {
+      const auto count = static_cast<std::size_t>(rows * vocab);
+      std::vector<float> h(count);
+      for (float& x : h) x = n(g);
+      std::vector<std::uint16_t> hb(count);
+      for (std::size_t i = 0; i < count; ++i) hb[i] = to_bf16(h[i]);
+      const std::size_t words = bitmask_words(static_cast<std::size_t>(vocab));
+      std::vector<std::uint32_t> mask(words * static_cast<std::size_t>(rows));
+      for (auto& w : mask) w = static_cast<std::uint32_t>(g());
+      void *d_f32, *d_bf16, *d_mask, *d_tok, *d_st, *d_rng;
+      cudaMalloc(&d_f32, count * 4);
+      cudaMalloc(&d_bf16, count * 2);
+      cudaMalloc(&d_mask, mask.size() * 4);
+      cudaMalloc(&d_tok, static_cast<std::size_t>(rows) * 4);
+      cudaMalloc(&d_st, static_cast<std::size_t>(rows) * 4);
+      cudaMalloc(&d_rng, static_cast<std::size_t>(rows) * sizeof(cuda::RngState));
+      cudaMemcpy(d_f32, h.data(), count * 4, cudaMemcpyHostToDevice);
+      cudaMemcpy(d_bf16, hb.data(), count * 2, cudaMemcpyHostToDevice);
+      cudaMemcpy(d_mask, mask.data(), mask.size() * 4, cudaMemcpyHostToDevice);
+      std::vector<cuda::RngState> rng;
+      std::vector<cuda::RowParams> params;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        rng.push_back(cuda::RngState::from(Pcg32::for_seed(static_cast<std::uint64_t>(r))));
+        cuda::RowParams p;
+        p.temperature = 1.0f;
+        p.top_k = 50;
+        p.top_p = 0.9f;
+        params.push_back(p);
+      }
+      cudaMemcpy(d_rng, rng.data(), rng.size() * sizeof(cuda::RngState), cudaMemcpyHostToDevice);
+      auto* tok = static_cast<std::int32_t*>(d_tok);
+      auto* st = static_cast<std::int32_t*>(d_st);
+      for (DType dt : {DType::kF32, DType::kBF16}) {
+        const LogitsView v =
+            LogitsView::cuda_rows(dt == DType::kF32 ? d_f32 : d_bf16, dt, rows, vocab);
+        const char* dn = dt == DType::kF32 ? "f32" : "bf16";
+        auto emit = [&](const char* impl, double us) {
+          std::printf(
+              "{\"impl\": \"%s\", \"B\": %lld, \"V\": %lld, \"dtype\": \"%s\", \"median_us\": "
+              "%.2f}\n",
+              impl, static_cast<long long>(rows), static_cast<long long>(vocab), dn, us);
+          std::fflush(stdout);
+        };
+        emit("nextok_argmax", median_us([&] { ctx.argmax(v, nullptr, tok, st); }, 10, iters));
+        emit("nextok_masked_argmax",
+             median_us([&] { ctx.argmax(v, static_cast<std::uint32_t*>(d_mask), tok, st); }, 10,
+                       iters));
+        emit("nextok_pipeline_topk50_topp0.9", median_us(
+                                                   [&] {
+                                                     ctx.sample(v, params, {},
+                                                                static_cast<cuda::RngState*>(d_rng),
+                                                                {tok, st, nullptr});
+                                                   },
+                                                   10, iters));
+      }
+      const cudaError_t e = cudaDeviceSynchronize();
+      if (e != cudaSuccess) {
+        std::fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(e));
+        return 1;
+      }
+      for (void* p : {d_f32, d_bf16, d_mask, d_tok, d_st, d_rng}) cudaFree(p);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,165 @@
+// The validation layer of the CUDA backend: shapes, dtypes and per-row
+// configs are checked on the host (typed nextok::Error), scratch is sized,
+// then the kernels are enqueued on the view's stream.
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "backend/cuda/launch.hpp"
+#include "nextok/cuda.hpp"
+#include "nextok/error.hpp"
+#include "nextok/mask.hpp"
+
+namespace nextok::cuda {
+namespace {
+
+void check(int err, const char* what) {
+  if (err != 0)
+    throw Error(ErrorCode::kUnsupported, "device",
+                std::string(what) + ": " + cudaGetErrorString(static_cast<cudaError_t>(err)));
+}
+
+void check_view(const LogitsView& v) {
+  if (v.device != Device::kCUDA)
+    throw Error(ErrorCode::kUnsupported, "device", "the CUDA backend needs a Device::kCUDA view");
+  if (v.dtype != DType::kF32 && v.dtype != DType::kBF16)
+    throw Error(ErrorCode::kUnsupported, "dtype", "logits dtype must be f32 or bf16");
+  if (v.vocab <= 0 || v.vocab > (std::int64_t{1} << 31) - 1 || v.rows <= 0 ||
+      v.rows > (std::int64_t{1} << 20))
+    throw Error(ErrorCode::kShapeMismatch, "logits",
+                "logits shape must be [B, V] with 1 <= B <= 2^20 and 1 <= V < 2^31, got [" +
+                    std::to_string(v.rows) + ", " + std::to_string(v.vocab) + "]");
+  if (v.data == nullptr) throw Error(ErrorCode::kShapeMismatch, "logits", "logits data is null");
+}
+
+template <typename T>
+struct DeviceBuffer {
+  T* ptr = nullptr;
+  std::size_t size = 0;
+  void reserve(std::size_t n, bool zero = false) {
+    if (n <= size) return;
+    if (ptr != nullptr) cudaFree(ptr);
+    ptr = nullptr;
+    size = 0;
+    check(cudaMalloc(reinterpret_cast<void**>(&ptr), n * sizeof(T)), "cudaMalloc");
+    if (zero) check(cudaMemset(ptr, 0, n * sizeof(T)), "cudaMemset");
+    size = n;
+  }
+  ~DeviceBuffer() {
+    if (ptr != nullptr) cudaFree(ptr);
+  }
+};
+
+}  // namespace
+
+struct Context::Impl {
+  DeviceBuffer<unsigned char> partials;
+  DeviceBuffer<unsigned> counters;
+  DeviceBuffer<RowParams> params;
+  DeviceBuffer<std::uint32_t> k;
+};
+
+bool built_with_cuda() noexcept {
+  return true;
+}
+
+bool device_available() noexcept {
+  int n = 0;
+  const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  cudaGetLastError();
+  return ok;
+}
+
+Context::Context() : impl_(std::make_unique<Impl>()) {
+  if (!device_available()) throw Error(ErrorCode::kUnsupported, "device", "no usable CUDA device");
+}
+Context::~Context() = default;
+
+void Context::argmax(const LogitsView& logits, const std::uint32_t* mask, std::int32_t* tokens,
+                     std::int32_t* status) {
+  check_view(logits);
+  if (tokens == nullptr) throw Error(ErrorCode::kShapeMismatch, "tokens", "tokens is null");
+  const int splits = detail::argmax_splits(logits.rows, logits.vocab);
+  const auto rows = static_cast<std::size_t>(logits.rows);
+  impl_->partials.reserve(rows * static_cast<std::size_t>(splits) *
+                          detail::ArgmaxPartialBytes::kSize);
+  impl_->counters.reserve(rows, /*zero=*/true);
+  check(detail::launch_argmax(logits.data, logits.dtype == DType::kBF16, logits.rows, logits.vocab,
+                              mask, splits, impl_->partials.ptr, impl_->counters.ptr, tokens,
+                              status, logits.stream),
+        "argmax launch");
+}
+
+void Context::sample(const LogitsView& logits, std::span<const RowParams> params,
+                     const PipelineInputs& in, RngState* rng, const PipelineOutputs& out) {
+  check_view(logits);
+  if (static_cast<std::int64_t>(params.size()) != logits.rows)
+    throw Error(ErrorCode::kShapeMismatch, "params",
+                "one RowParams per row is needed: " + std::to_string(params.size()) + " for " +
+                    std::to_string(logits.rows) + " rows");
+  for (const RowParams& p : params) {
+    SamplerConfig c;
+    c.temperature = p.temperature;
+    c.top_p = p.top_p;
+    c.top_k = p.top_k;
+    c.min_p = p.min_p;
+    c.validate();
+    PenaltyConfig pc;
+    pc.repetition_penalty = p.repetition_penalty;
+    pc.presence_penalty = p.presence_penalty;
+    pc.frequency_penalty = p.frequency_penalty;
+    pc.window = p.window;
+    pc.validate();
+  }
+  if (rng == nullptr || out.tokens == nullptr || out.status == nullptr)
+    throw Error(ErrorCode::kShapeMismatch, "outputs", "rng, tokens and status are required");
+  if ((in.history == nullptr) != (in.history_len == nullptr) ||
+      (in.history != nullptr && in.history_stride <= 0))
+    throw Error(ErrorCode::kInvalidArgument, "history",
+                "history needs history_len and a positive history_stride");
+  if ((in.bias_offsets == nullptr) != (in.bias_ids == nullptr) ||
+      (in.bias_ids == nullptr) != (in.bias_values == nullptr))
+    throw Error(ErrorCode::kInvalidArgument, "logit_bias", "bias needs offsets, ids and values");
+  const detail::RowLayout lay = detail::pipeline_layout(logits.rows, logits.vocab);
+  if (lay.cluster == 0)
+    throw Error(ErrorCode::kUnsupported, "vocab",
+                "V=" + std::to_string(logits.vocab) + " does not fit the CUDA row layout");
+  impl_->params.reserve(params.size());
+  auto stream = static_cast<cudaStream_t>(logits.stream);
+  check(cudaMemcpyAsync(impl_->params.ptr, params.data(), params.size_bytes(),
+                        cudaMemcpyHostToDevice, stream),
+        "params upload");
+  check(detail::launch_pipeline(lay, logits.data, logits.dtype == DType::kBF16, logits.rows,
+                                logits.vocab, impl_->params.ptr, in, rng, out, logits.stream),
+        "pipeline launch");
+}
+
+void Context::top_logprobs(const LogitsView& logits, std::span<const std::uint32_t> k,
+                           const std::int32_t* chosen, const LogprobsOutputs& out) {
+  check_view(logits);
+  if (static_cast<std::int64_t>(k.size()) != logits.rows)
+    throw Error(ErrorCode::kShapeMismatch, "top_logprobs", "one k per row is needed");
+  for (std::uint32_t x : k) {
+    if (x > kMaxTopLogprobs)
+      throw Error(ErrorCode::kInvalidArgument, "top_logprobs",
+                  "top_logprobs must be <= " + std::to_string(kMaxTopLogprobs) + ", got " +
+                      std::to_string(x));
+  }
+  if (chosen == nullptr || out.ids == nullptr || out.logprobs == nullptr || out.count == nullptr ||
+      out.chosen_logprob == nullptr || out.status == nullptr)
+    throw Error(ErrorCode::kShapeMismatch, "outputs", "every logprobs output is required");
+  const detail::RowLayout lay = detail::logprobs_layout(logits.rows, logits.vocab);
+  if (lay.cluster == 0)
+    throw Error(ErrorCode::kUnsupported, "vocab",
+                "V=" + std::to_string(logits.vocab) + " does not fit the CUDA row layout");
+  impl_->k.reserve(k.size());
+  auto stream = static_cast<cudaStream_t>(logits.stream);
+  check(cudaMemcpyAsync(impl_->k.ptr, k.data(), k.size_bytes(), cudaMemcpyHostToDevice, stream),
+        "k upload");
+  check(detail::launch_logprobs(lay, logits.data, logits.dtype == DType::kBF16, logits.rows,
+                                logits.vocab, impl_->k.ptr, chosen, out, logits.stream),
+        "logprobs launch");
+}
+
+}  // namespace nextok::cuda

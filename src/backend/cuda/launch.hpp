@@ -1,0 +1,42 @@
+// Host-side entry points of the CUDA kernels (kernels.cu). They only
+// configure and enqueue; cuda_sampler.cpp validates everything first.
+// Each returns a cudaError_t as int (0 = success).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "nextok/cuda.hpp"
+
+namespace nextok::cuda::detail {
+
+struct ArgmaxPartialBytes {
+  static constexpr std::size_t kSize = 12;  // float value, int index, int nan
+};
+
+// Blocks per row for the split argmax.
+int argmax_splits(std::int64_t rows, std::int64_t vocab) noexcept;
+
+int launch_argmax(const void* logits, bool bf16, std::int64_t rows, std::int64_t vocab,
+                  const std::uint32_t* mask, int splits, void* partials, unsigned* counters,
+                  std::int32_t* tokens, std::int32_t* status, void* stream) noexcept;
+
+// How a row is spread over a thread-block cluster.
+struct RowLayout {
+  int cluster = 0;       // blocks per row (0: V too large for this device)
+  int slice_len = 0;     // ids per block
+  int per_thread = 0;    // ids per thread (odd)
+  std::size_t smem = 0;  // dynamic shared memory per block
+};
+RowLayout pipeline_layout(std::int64_t rows, std::int64_t vocab) noexcept;
+RowLayout logprobs_layout(std::int64_t rows, std::int64_t vocab) noexcept;
+
+int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
+                    std::int64_t vocab, const RowParams* params, const PipelineInputs& in,
+                    RngState* rng, const PipelineOutputs& out, void* stream) noexcept;
+
+int launch_logprobs(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
+                    std::int64_t vocab, const std::uint32_t* k, const std::int32_t* chosen,
+                    const LogprobsOutputs& out, void* stream) noexcept;
+
+}  // namespace nextok::cuda::detail

@@ -1,0 +1,296 @@
+// Stages 1-11 (spec order) for one row per cluster: load + mask, bias and
+// penalties, max, temperature weights e (the host's exp, bit for bit),
+// top-p / min-p / top-k by radix select on the bits of e with exact
+// per-bucket masses, then the inverse-CDF draw in id order.
+#pragma once
+
+#include "backend/cuda/row_cluster.cuh"
+#include "nextok/cuda.hpp"
+
+namespace nextok::cuda::dev {
+
+struct PipelineArgs {
+  const void* logits;
+  bool bf16;
+  std::int64_t vocab;
+  std::int32_t slice_len;   // L
+  std::int32_t per_thread;  // P
+  const RowParams* params;
+  PipelineInputs in;
+  RngState* rng;
+  PipelineOutputs out;
+};
+
+template <typename T>
+__device__ void load_slice(RowCtx& c, const T* x, std::int64_t vocab, const std::uint32_t* mask,
+                           int n_local, int& nan) {
+  float* s = c.sm->slice;
+  const int cap = c.cap();
+  constexpr int kU = 4;
+  for (int x0 = 0; x0 < cap; x0 += kRowThreads * kU) {
+    float v[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int xi = x0 + u * kRowThreads + c.tid();
+      v[u] = xi < n_local ? load_elem(x, c.base + xi) : kNegInf;
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int xi = x0 + u * kRowThreads + c.tid();
+      if (xi >= cap) continue;
+      nan |= v[u] != v[u] ? 1 : 0;
+      s[xi] = (xi < n_local && mask_allows(mask, c.base + xi)) ? v[u] : kNegInf;
+    }
+  }
+  (void)vocab;
+}
+
+// Stages 2-5 on this block's slice; returns true if the window holds an id
+// outside [0, V) (every block sees the whole window, so all agree).
+__device__ bool apply_penalties(RowCtx& c, const RowParams& p, const PipelineInputs& in, int row,
+                                std::int64_t vocab, int n_local) {
+  float* s = c.sm->slice;
+  auto mine = [&](std::int64_t id) { return id >= c.base && id < c.base + n_local; };
+  if (in.bias_offsets != nullptr && c.tid() == 0) {
+    // In list order: repeated ids add up in the host's order.
+    for (int k = in.bias_offsets[row]; k < in.bias_offsets[row + 1]; ++k) {
+      const std::int64_t id = in.bias_ids[k];
+      if (id >= 0 && id < vocab && mine(id)) s[id - c.base] += in.bias_values[k];
+    }
+  }
+  __syncthreads();
+  if (in.history == nullptr) return false;
+  const std::int32_t len = in.history_len[row];
+  const std::int32_t take = min(static_cast<std::int32_t>(p.window), len);
+  const std::int32_t* win =
+      in.history + static_cast<std::int64_t>(row) * in.history_stride + (len - take);
+  int bad = 0;
+  const bool rep = p.repetition_penalty != 1.0f, pres = p.presence_penalty != 0.0f,
+             freq = p.frequency_penalty != 0.0f;
+  for (int j = c.tid(); j < take; j += kRowThreads) {
+    const std::int32_t id = win[j];
+    if (id < 0 || id >= vocab) {
+      bad = 1;
+      continue;
+    }
+    bool first = true;
+    for (int k = 0; k < j && first; ++k) first = win[k] != id;
+    if (!first || !mine(id)) continue;
+    int n = 0;
+    for (int k = j; k < take; ++k) n += win[k] == id ? 1 : 0;
+    float& w = s[id - c.base];
+    if (rep) w = w < 0.0f ? w * p.repetition_penalty : w / p.repetition_penalty;
+    if (pres) w -= p.presence_penalty;
+    if (freq) w -= p.frequency_penalty * static_cast<float>(n);
+  }
+  return c.block_or(bad) != 0;
+}
+
+__global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a) {
+  extern __shared__ __align__(16) unsigned char dyn[];
+  __shared__ BlockStorage bs;
+  RowCtx c{cg::this_cluster(), 0, 0, a.per_thread, 0, reinterpret_cast<RowSmem*>(dyn), &bs, 0};
+  c.rank = static_cast<int>(c.cl.block_rank());
+  c.csize = static_cast<int>(c.cl.num_blocks());
+  const int row = static_cast<int>(blockIdx.x) / c.csize;
+  c.base = static_cast<std::int64_t>(c.rank) * a.slice_len;
+  const int n_local = local_count(a.vocab, c.base, a.slice_len);
+  if (c.tid() == 0) bs.hist_buf = 0;
+  const RowParams p = a.params[row];
+  const std::uint32_t* mask =
+      a.in.mask == nullptr ? nullptr
+                           : a.in.mask + static_cast<std::int64_t>(row) * ((a.vocab + 31) / 32);
+  float* s = c.sm->slice;
+
+  // Stage 1.
+  int nan = 0;
+  if (a.bf16) {
+    load_slice(c, static_cast<const std::uint16_t*>(a.logits) + row * a.vocab, a.vocab, mask,
+               n_local, nan);
+  } else {
+    load_slice(c, static_cast<const float*>(a.logits) + row * a.vocab, a.vocab, mask, n_local, nan);
+  }
+  nan = c.block_or(nan);
+  const bool bad_history = apply_penalties(c, p, a.in, row, a.vocab, n_local);
+
+  // Max / argmax of the processed logits.
+  ArgMax am{kNegInf, INT32_MAX};
+  const int x0 = c.tid() * c.P;
+  for (int j = 0; j < c.P; ++j) {
+    const float v = s[x0 + j];
+    if (v > kNegInf) am = better(am, {v, static_cast<std::int32_t>(c.base + x0 + j)});
+  }
+  am = c.block_argmax(am);
+  const int ph0 = c.exchange(Slot{am.value, 0, am.index, nan, 0});
+  ArgMax best{kNegInf, INT32_MAX};
+  int any_nan = 0;
+  for (int r = 0; r < c.csize; ++r) {
+    const Slot& q = c.peer(r, ph0);
+    if (q.i0 != INT32_MAX) best = better(best, {static_cast<float>(q.d0), q.i0});
+    any_nan |= q.i1;
+  }
+  const float m = best.value;
+  RowStatus st = RowStatus::kOk;
+  if (any_nan) {
+    st = RowStatus::kNanLogits;
+  } else if (bad_history) {
+    st = RowStatus::kBadHistory;
+  } else if (best.index == INT32_MAX) {
+    st = RowStatus::kNoViableToken;
+  } else if (m == kPosInf) {
+    st = RowStatus::kNonFiniteLogits;
+  }
+  const bool greedy = !(p.temperature > 0.0f);
+  if (st != RowStatus::kOk || greedy) {
+    if (c.rank == 0 && c.tid() == 0) {
+      a.out.tokens[row] = st == RowStatus::kOk ? best.index : -1;
+      a.out.status[row] = static_cast<std::int32_t>(st);
+    }
+    if (a.out.probs != nullptr) {
+      float* pr = a.out.probs + row * a.vocab;
+      for (int xi = c.tid(); xi < n_local; xi += kRowThreads)
+        pr[c.base + xi] = (st == RowStatus::kOk && c.base + xi == best.index) ? 1.0f : 0.0f;
+    }
+    c.cl.sync();
+    return;
+  }
+
+  // Stage 6: e = exp(w/T - m/T), in place.
+  const float inv_t = static_cast<float>(1.0 / static_cast<double>(p.temperature));
+  const float shift = m * inv_t;
+  for (int xi = c.tid(); xi < c.cap(); xi += kRowThreads) {
+    const float t = s[xi] * inv_t;
+    s[xi] = exp_f32(t - shift);
+  }
+  __syncthreads();
+  auto key = [&](int xi) { return __float_as_uint(s[xi]); };
+
+  // Stage 7: top-p, boundary tie group cut by id (higher ids survive).
+  const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
+  Boundary bp{false, 0, 0, 0, 0};
+  std::int32_t cut_p = 0;
+  if (top_p) {
+    auto all = [&](int xi, std::int64_t) { return Elem{s[xi] > 0.0f, key(xi)}; };
+    bp = radix_select(c, all, true, [&](double z) { return static_cast<double>(p.top_p) * z; });
+    if (bp.found) {
+      const double limit = static_cast<double>(p.top_p) * bp.total;
+      const double v = static_cast<double>(__uint_as_float(bp.key));
+      // Tie members kept walking down from the top: before = above + j*v < limit.
+      const double est = ceil((limit - bp.above) / v);
+      std::int64_t n_keep =
+          est < 1.0 ? 1 : (est > bp.tie ? bp.tie : static_cast<std::int64_t>(est));
+      while (n_keep > 1 && bp.above + static_cast<double>(n_keep - 1) * v >= limit) --n_keep;
+      while (n_keep < bp.tie && bp.above + static_cast<double>(n_keep) * v < limit) ++n_keep;
+      if (n_keep < bp.tie) {
+        const std::uint32_t kv = bp.key;
+        cut_p = id_at_rank(
+            c, [&](int xi, std::int64_t) { return s[xi] > 0.0f && key(xi) == kv; },
+            bp.tie - n_keep);
+      }
+    }
+  }
+  auto pass_p = [&](int xi, std::int64_t id) {
+    const std::uint32_t k = key(xi);
+    return !bp.found || k > bp.key || (k == bp.key && id >= cut_p);
+  };
+  // Stage 8: min-p (e_max == 1).
+  const bool min_p = p.min_p > 0.0f;
+  auto s1 = [&](int xi, std::int64_t id) {
+    return s[xi] > 0.0f && pass_p(xi, id) && (!min_p || s[xi] >= p.min_p);
+  };
+  // Stage 9: top-k among the survivors, ties to the lowest ids.
+  const bool top_k = p.top_k > 0 && p.top_k < a.vocab;
+  Boundary bk{false, 0, 0, 0, 0};
+  std::int32_t cut_k = INT32_MAX;
+  if (top_k) {
+    auto surv = [&](int xi, std::int64_t id) { return Elem{s1(xi, id), key(xi)}; };
+    const double k = p.top_k;
+    bk = radix_select(c, surv, false, [&](double) { return k; });
+    if (bk.found) {
+      const auto room = static_cast<std::int64_t>(k - bk.above);
+      if (room < bk.tie) {
+        const std::uint32_t kv = bk.key;
+        cut_k = id_at_rank(
+            c, [&](int xi, std::int64_t id) { return s1(xi, id) && key(xi) == kv; }, room);
+      }
+    }
+  }
+  auto survives = [&](int xi, std::int64_t id) {
+    if (!s1(xi, id)) return false;
+    const std::uint32_t k = key(xi);
+    return !bk.found || k > bk.key || (k == bk.key && id < cut_k);
+  };
+
+  // Stages 10-11: S, then the first survivor whose running sum exceeds u*S.
+  double mine = 0.0;
+  std::int32_t last = -1;
+  for (int j = 0; j < c.P; ++j) {
+    const int xi = x0 + j;
+    if (survives(xi, c.base + xi)) {
+      mine += static_cast<double>(s[xi]);
+      last = static_cast<std::int32_t>(c.base + xi);
+    }
+  }
+  double pre = 0.0, block_total = 0.0;
+  cub::BlockScan<double, kRowThreads>(bs.cub.sd).ExclusiveSum(mine, pre);
+  __syncthreads();
+  block_total = c.block_sum(mine);
+  const int block_last = c.block_max_i(last);
+  const int ph1 = c.exchange(Slot{block_total, 0, block_last, 0, 0});
+  double total = 0.0, before = 0.0;
+  std::int32_t last_id = -1;
+  for (int r = 0; r < c.csize; ++r) {
+    const Slot& q = c.peer(r, ph1);
+    if (r < c.rank) before += q.d0;
+    total += q.d0;
+    last_id = max(last_id, q.i0);
+  }
+  RngState* g = a.rng + row;
+  const std::uint64_t old = g->state;
+  const std::uint32_t xs = static_cast<std::uint32_t>(((old >> 18U) ^ old) >> 27U);
+  const std::uint32_t rot = static_cast<std::uint32_t>(old >> 59U);
+  const std::uint32_t draw = (xs >> rot) | (xs << ((32U - rot) & 31U));
+  const float u = static_cast<float>(draw >> 8U) * 0x1p-24f;
+  const double target = static_cast<double>(u) * total;
+  if (c.tid() == 0) bs.bcast_i[0] = INT32_MAX;
+  __syncthreads();
+  const double lo = before + pre;
+  if (mine > 0.0 && lo + mine > target) atomicMin(&bs.bcast_i[0], c.tid());
+  __syncthreads();
+  if (c.tid() == bs.bcast_i[0]) {
+    double cum = lo;
+    std::int32_t tok = last;
+    for (int j = 0; j < c.P; ++j) {
+      const int xi = x0 + j;
+      if (!survives(xi, c.base + xi)) continue;
+      cum += static_cast<double>(s[xi]);
+      if (cum > target) {
+        tok = static_cast<std::int32_t>(c.base + xi);
+        break;
+      }
+    }
+    bs.bcast_i[1] = tok;
+  }
+  __syncthreads();
+  const int found_here = bs.bcast_i[0] != INT32_MAX ? bs.bcast_i[1] : -1;
+  __syncthreads();
+  const int ph2 = c.exchange(Slot{0, 0, found_here, 0, 0});
+  std::int32_t token = -1;
+  for (int r = 0; r < c.csize && token < 0; ++r) token = c.peer(r, ph2).i0;
+  if (token < 0) token = last_id;  // float drift past the end
+
+  if (c.rank == 0 && c.tid() == 0) {
+    a.out.tokens[row] = token;
+    a.out.status[row] = 0;
+    g->state = old * Pcg32::kMultiplier + g->inc;
+  }
+  if (a.out.probs != nullptr) {
+    float* pr = a.out.probs + row * a.vocab;
+    for (int xi = c.tid(); xi < n_local; xi += kRowThreads)
+      pr[c.base + xi] =
+          survives(xi, c.base + xi) ? static_cast<float>(static_cast<double>(s[xi]) / total) : 0.0f;
+  }
+  c.cl.sync();
+}
+
+}  // namespace nextok::cuda::dev
