@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "nextok/error.hpp"
@@ -106,4 +107,54 @@ TEST(ModelLlama, BadStepsAreRefused) {
   }
   EXPECT_THROW(m->truncate(1), Error);
   EXPECT_THROW(LlamaModel::load("/nonexistent.gguf"), Error);
+}
+
+// Continuous batching: sequences stepped together give each sequence the bits
+// it gets alone, whatever the batch holds; ids are reused after removal.
+TEST(ModelLlama, BatchedSequencesEqualEachSequenceAlone) {
+  auto m = load();
+  ASSERT_TRUE(m);
+  const std::vector<std::vector<std::int32_t>> prompts = {
+      {1, 504, 3458}, {28, 7, 1812, 42, 9}, {600}, {77, 78, 79, 80, 81, 82, 83}};
+  const std::vector<std::int32_t> next = {17, 2000, 5, 321};
+  // Alone, through the Model interface of sequence 0.
+  std::vector<std::vector<float>> want;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    m->truncate(0);
+    m->enqueue(prompts[i]);
+    m->enqueue(std::span(&next[i], 1));
+    m->enqueue(std::span(&next[(i + 1) % next.size()], 1));
+    want.push_back(rows(*m));
+  }
+  std::vector<std::size_t> ids;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    ids.push_back(m->add_sequence());
+    m->step(ids.back(), prompts[i]);
+  }
+  m->step_batch(ids, next);
+  std::vector<std::int32_t> second;
+  for (std::size_t i = 0; i < prompts.size(); ++i) second.push_back(next[(i + 1) % next.size()]);
+  // The second batch in another order, to show rows do not interact.
+  std::vector<std::size_t> rev(ids.rbegin(), ids.rend());
+  std::vector<std::int32_t> rev_tokens(second.rbegin(), second.rend());
+  m->step_batch(rev, rev_tokens);
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(m->sequence_length(ids[i]), prompts[i].size() + 2);
+    const LogitsView v = m->sequence_logits(ids[i]);
+    const auto* p = static_cast<const float*>(v.data);
+    ASSERT_EQ(static_cast<std::size_t>(v.rows * v.vocab), want[i].size());
+    EXPECT_EQ(0, std::memcmp(p, want[i].data(), want[i].size() * sizeof(float)))
+        << "sequence " << i;
+  }
+  EXPECT_THROW(
+      m->step_batch(std::vector<std::size_t>{ids[0], ids[0]}, std::vector<std::int32_t>{1, 2}),
+      Error);
+  EXPECT_THROW(m->step_batch(std::vector<std::size_t>{ids[0]}, std::vector<std::int32_t>{1 << 30}),
+               Error);
+  EXPECT_THROW(m->sequence_logits(999), Error);
+  m->remove_sequence(ids[1]);
+  EXPECT_THROW(m->step(ids[1], next), Error);
+  EXPECT_EQ(m->add_sequence(), ids[1]);
+  EXPECT_EQ(m->sequence_length(ids[1]), 0u);
+  EXPECT_THROW(m->remove_sequence(0), Error);
 }

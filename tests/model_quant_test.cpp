@@ -547,3 +547,50 @@ TEST(QuantGguf, Q4_1DotOnRealWeights) {
 
 }  // namespace
 }  // namespace nextok::model
+
+namespace nextok::model {
+namespace {
+
+// The multi-row dots (one weight row against up to kMaxDotRows activation
+// rows) give each row exactly the single-row dot's bits, on every ISA.
+TEST(QuantDot, MultiRowEqualsSingleRowBitForBit) {
+  std::mt19937_64 g(11);
+  std::uniform_int_distribution<int> byte(0, 255), i8(-127, 127);
+  for (const quant::Kernels* k : kernel_sets()) {
+    for (std::size_t n : {32u, 576u, 1536u}) {
+      const std::size_t nb = n / kQK;
+      std::vector<BlockQ4_1> w1(nb);
+      std::vector<BlockQ8_0> w8(nb);
+      for (std::size_t b = 0; b < nb; ++b) {
+        w1[b].d = rand_scale(g, 0.001f, 0.05f);
+        w1[b].m = rand_scale(g, -0.4f, 0.0f);
+        w8[b].d = rand_scale(g, 0.0001f, 0.002f);
+        for (auto& q : w1[b].qs) q = static_cast<std::uint8_t>(byte(g));
+        for (auto& q : w8[b].qs) q = static_cast<std::int8_t>(i8(g));
+      }
+      for (std::size_t m = 1; m <= kMaxDotRows; ++m) {
+        std::vector<BlockQ8_1> a1(nb * m);
+        std::vector<BlockQ8_0> a0(nb * m);
+        for (std::size_t i = 0; i < m; ++i) {
+          const std::vector<float> x = activations(g, n);
+          k->quantize_q8_1(x.data(), a1.data() + i * nb, n);
+          k->quantize_q8_0(x.data(), a0.data() + i * nb, n);
+        }
+        float out1[kMaxDotRows], out8[kMaxDotRows];
+        k->dotm_q4_1_q8_1(n, w1.data(), a1.data(), nb, m, out1);
+        k->dotm_q8_0_q8_0(n, w8.data(), a0.data(), nb, m, out8);
+        for (std::size_t i = 0; i < m; ++i) {
+          const float want1 = k->dot_q4_1_q8_1(n, w1.data(), a1.data() + i * nb);
+          const float want8 = k->dot_q8_0_q8_0(n, w8.data(), a0.data() + i * nb);
+          EXPECT_EQ(std::bit_cast<std::uint32_t>(out1[i]), std::bit_cast<std::uint32_t>(want1))
+              << k->name << " q4_1 n=" << n << " m=" << m << " row " << i;
+          EXPECT_EQ(std::bit_cast<std::uint32_t>(out8[i]), std::bit_cast<std::uint32_t>(want8))
+              << k->name << " q8_0 n=" << n << " m=" << m << " row " << i;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nextok::model

@@ -25,6 +25,9 @@ std::function<int()> add_serve(CLI::App& app) {
                   "Completion length when a request gives none")
       ->check(CLI::Range(1u, 1u << 24));
   cmd->add_option("--max-queue", o->engine.max_queue, "Waiting requests before a 503");
+  cmd->add_option("--parallel", o->engine.parallel,
+                  "Requests decoded together (continuous batching)")
+      ->check(CLI::Range(1, 256));
   cmd->add_option("--max-body", o->max_body_bytes, "Largest request body in bytes (else 413)");
   cmd->add_option("--http-threads", o->http_threads, "Connections served at once");
   return [o, model, cmd]() {

@@ -51,6 +51,22 @@ class LlamaModel final : public Model {
   LogitsView logits() override;
   void truncate(std::size_t length) override;
 
+  // Continuous batching: more sequences over the same weights, each with its
+  // own KV cache (sequence 0 is the one the Model interface drives). A batch
+  // step computes one token for each of several sequences in one pass over
+  // the weights; every row depends only on its own sequence, so each
+  // sequence's logits are bit for bit those of the same token run alone.
+  // Not thread-safe: one thread drives every sequence.
+  std::size_t add_sequence();  // reuses removed ids
+  void remove_sequence(std::size_t id);
+  std::size_t sequence_length(std::size_t id) const;
+  // Like enqueue() on sequence `id` (runs at once).
+  void step(std::size_t id, std::span<const std::int32_t> tokens, bool all_logits = false);
+  // tokens[i] extends sequence ids[i]; ids are distinct.
+  void step_batch(std::span<const std::size_t> ids, std::span<const std::int32_t> tokens);
+  LogitsView sequence_logits(std::size_t id);
+  void truncate_sequence(std::size_t id, std::size_t length);
+
   struct Impl;
 
  private:

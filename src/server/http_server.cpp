@@ -189,7 +189,12 @@ int serve(const ServerOptions& options, const std::function<void(int)>& on_liste
                                {"version", kVersion},
                                {"queued", s.queued},
                                {"running", s.running},
-                               {"served", s.served}}),
+                               {"served", s.served},
+                               {"batching",
+                                {{"batches", s.batching.batches},
+                                 {"batched_tokens", s.batching.batched_tokens},
+                                 {"largest_batch", s.batching.largest},
+                                 {"other_steps", s.batching.other_steps}}}}),
                     kJson);
   });
   svr.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {

@@ -35,12 +35,15 @@ ServeEngine::ServeEngine(const EngineOptions& options) : options_(options) {
     template_ = ChatTemplate::detect(*tok.chat_template(), tok.bos_token(), tok.eos_token());
   index_ = TokenIndex::build(tok.shared_vocab());
   any_object_ = JsonGrammar::any_object(index_);
-  worker_ = std::thread([this] { work(); });
+  const std::size_t n = std::max<std::size_t>(1, options.parallel);
+  scheduler_ = std::make_unique<BatchScheduler>(*model_, n);
+  running_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
 ServeEngine::~ServeEngine() {
   shutdown();
-  worker_.join();
+  for (auto& w : workers_) w.join();
 }
 
 void ServeEngine::shutdown() {
@@ -49,7 +52,9 @@ void ServeEngine::shutdown() {
     std::lock_guard lock(mu_);
     stopping_ = true;
     dropped.swap(queue_);
-    if (current_) current_->cancel();
+    for (auto& job : running_) {
+      if (job) job->cancel();
+    }
   }
   cv_.notify_all();
   for (auto& job : dropped) {
@@ -223,10 +228,12 @@ void ServeEngine::submit(std::shared_ptr<Job> job) {
 
 EngineStats ServeEngine::stats() const {
   std::lock_guard lock(mu_);
-  return {queue_.size(), current_ ? 1u : 0u, served_};
+  std::size_t running = 0;
+  for (const auto& job : running_) running += job ? 1 : 0;
+  return {queue_.size(), running, served_, scheduler_->stats()};
 }
 
-void ServeEngine::run(Job& job) {
+void ServeEngine::run(Job& job, std::size_t slot) {
   const bool want_channels = job.options.sampler.top_logprobs_k > 0;
   auto on_token = [&](const TokenEvent& ev) {
     if (want_channels) job.channels.push_back(ev.channel);
@@ -238,8 +245,8 @@ void ServeEngine::run(Job& job) {
     return !job.cancelled();
   };
   try {
-    model_->truncate(0);
-    job.result = generate(*model_, vocab(), job.prompt, job.options, on_token);
+    const auto model = scheduler_->open(slot);
+    job.result = generate(*model, vocab(), job.prompt, job.options, on_token);
   } catch (const Error& e) {
     job.error = ApiError::from(e);
   } catch (const std::exception& e) {
@@ -247,7 +254,7 @@ void ServeEngine::run(Job& job) {
   }
 }
 
-void ServeEngine::work() {
+void ServeEngine::work(std::size_t slot) {
   for (;;) {
     std::shared_ptr<Job> job;
     {
@@ -256,16 +263,16 @@ void ServeEngine::work() {
       if (stopping_) return;
       job = std::move(queue_.front());
       queue_.pop_front();
-      current_ = job;
+      running_[slot] = job;
     }
-    if (!job->cancelled()) run(*job);
+    if (!job->cancelled()) run(*job, slot);
     std::lock_guard lock(mu_);
     if (stopping_ && job->cancelled() && !job->error) {
       job->error =
           ApiError(503, "server_error", "the server is shutting down", {}, "shutting_down");
     }
     job->finish();
-    current_.reset();
+    running_[slot].reset();
     ++served_;
   }
 }

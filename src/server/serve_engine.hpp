@@ -1,6 +1,7 @@
 // The model behind the server: turns a validated request into a Job (prompt
-// ids, decode options, constraint) on the caller's thread, and runs jobs one
-// at a time, first come first served, on a worker thread that owns the model.
+// ids, decode options, constraint) on the caller's thread, and runs up to
+// `parallel` jobs at once, first come first served, each on a slot thread
+// whose decode steps the BatchScheduler batches with the others'.
 #pragma once
 #include <condition_variable>
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "batch_scheduler.hpp"
 #include "job.hpp"
 #include "nextok/chat.hpp"
 #include "nextok/llama.hpp"
@@ -29,12 +31,14 @@ struct EngineOptions {
   std::uint32_t default_max_tokens = 2048;
   std::size_t max_queue = 256;     // waiting jobs; more is a 503
   std::size_t grammar_cache = 32;  // compiled schemas kept
+  std::size_t parallel = 8;        // generations decoded together (batched)
 };
 
 struct EngineStats {
   std::size_t queued = 0;
   std::size_t running = 0;
   std::size_t served = 0;
+  BatchStats batching;
 };
 
 class ServeEngine {
@@ -62,8 +66,8 @@ class ServeEngine {
  private:
   std::vector<std::int32_t> prompt_ids(const ApiRequest& r, std::string& rendered) const;
   std::shared_ptr<const JsonGrammar> grammar(const ApiRequest& r) const;
-  void run(Job& job);
-  void work();
+  void run(Job& job, std::size_t slot);
+  void work(std::size_t slot);
 
   EngineOptions options_;
   std::unique_ptr<LlamaModel> model_;
@@ -81,10 +85,11 @@ class ServeEngine {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
-  std::shared_ptr<Job> current_;
+  std::unique_ptr<BatchScheduler> scheduler_;
+  std::vector<std::shared_ptr<Job>> running_;  // per slot
   std::size_t served_ = 0;
   bool stopping_ = false;
-  std::thread worker_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace nextok::server

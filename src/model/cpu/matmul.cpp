@@ -1,5 +1,7 @@
 #include "model/cpu/matmul.hpp"
 
+#include <algorithm>
+
 #include "model/cpu/quant.hpp"
 
 namespace nextok::model {
@@ -96,9 +98,28 @@ void Matmul::operator()(const WeightMatrix& w, const float* x, std::size_t n, fl
   pool.run([&](unsigned i) {
     std::size_t begin, end;
     ThreadPool::split(w.rows, i, pool.size(), begin, end);
+    const bool multi = w.type == kQ4_1 || w.type == kQ8_0;
+    float out[kMaxDotRows];
     for (std::size_t r = begin; r < end; ++r) {
       const std::byte* wr = w.row(r);
-      for (std::size_t t = 0; t < n; ++t) y[t * w.rows + r] = dot(w.type, w.cols, wr, q + t * ab);
+      if (!multi || n == 1) {
+        for (std::size_t t = 0; t < n; ++t) y[t * w.rows + r] = dot(w.type, w.cols, wr, q + t * ab);
+        continue;
+      }
+      // Several activation rows per pass over the weight row (same bits).
+      for (std::size_t t = 0; t < n; t += kMaxDotRows) {
+        const std::size_t m = std::min(kMaxDotRows, n - t);
+        if (w.type == kQ4_1) {
+          const auto* xa = reinterpret_cast<const BlockQ8_1*>(q + t * ab);
+          dotm_q4_1_q8_1(w.cols, reinterpret_cast<const BlockQ4_1*>(wr), xa, ab / sizeof(BlockQ8_1),
+                         m, out);
+        } else {
+          const auto* xa = reinterpret_cast<const BlockQ8_0*>(q + t * ab);
+          dotm_q8_0_q8_0(w.cols, reinterpret_cast<const BlockQ8_0*>(wr), xa, ab / sizeof(BlockQ8_0),
+                         m, out);
+        }
+        for (std::size_t j = 0; j < m; ++j) y[(t + j) * w.rows + r] = out[j];
+      }
     }
   });
 }

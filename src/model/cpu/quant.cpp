@@ -132,8 +132,19 @@ float dot_f32_f32(std::size_t n, const float* w, const float* x) {
   return sum;
 }
 
-constexpr Kernels kScalar{"scalar",      quantize_q8_0, quantize_q8_1, dot_q4_0_q8_0,
-                          dot_q4_1_q8_1, dot_q8_0_q8_0, dot_f16_f16,   dot_f32_f32};
+void dotm_q4_1_q8_1(std::size_t n, const BlockQ4_1* w, const BlockQ8_1* x, std::size_t stride,
+                    std::size_t m, float* out) {
+  for (std::size_t i = 0; i < m; ++i) out[i] = (dot_q4_1_q8_1)(n, w, x + i * stride);  // (): no ADL
+}
+
+void dotm_q8_0_q8_0(std::size_t n, const BlockQ8_0* w, const BlockQ8_0* x, std::size_t stride,
+                    std::size_t m, float* out) {
+  for (std::size_t i = 0; i < m; ++i) out[i] = (dot_q8_0_q8_0)(n, w, x + i * stride);  // (): no ADL
+}
+
+constexpr Kernels kScalar{"scalar",      quantize_q8_0, quantize_q8_1,  dot_q4_0_q8_0,
+                          dot_q4_1_q8_1, dot_q8_0_q8_0, dotm_q4_1_q8_1, dotm_q8_0_q8_0,
+                          dot_f16_f16,   dot_f32_f32};
 
 }  // namespace
 
@@ -179,6 +190,14 @@ void quantize_row_q8_1(const float* x, BlockQ8_1* y, std::size_t n) noexcept {
 }
 float dot_q4_0_q8_0(std::size_t n, const BlockQ4_0* w, const BlockQ8_0* x) noexcept {
   return quant::active_kernels().dot_q4_0_q8_0(n, w, x);
+}
+void dotm_q4_1_q8_1(std::size_t n, const BlockQ4_1* w, const BlockQ8_1* x, std::size_t stride,
+                    std::size_t m, float* out) noexcept {
+  quant::active_kernels().dotm_q4_1_q8_1(n, w, x, stride, m, out);
+}
+void dotm_q8_0_q8_0(std::size_t n, const BlockQ8_0* w, const BlockQ8_0* x, std::size_t stride,
+                    std::size_t m, float* out) noexcept {
+  quant::active_kernels().dotm_q8_0_q8_0(n, w, x, stride, m, out);
 }
 float dot_q4_1_q8_1(std::size_t n, const BlockQ4_1* w, const BlockQ8_1* x) noexcept {
   return quant::active_kernels().dot_q4_1_q8_1(n, w, x);

@@ -39,6 +39,14 @@ void quantize_row_q8_1(const float* x, BlockQ8_1* y, std::size_t n) noexcept;
 float dot_q4_0_q8_0(std::size_t n, const BlockQ4_0* w, const BlockQ8_0* x) noexcept;
 float dot_q4_1_q8_1(std::size_t n, const BlockQ4_1* w, const BlockQ8_1* x) noexcept;
 float dot_q8_0_q8_0(std::size_t n, const BlockQ8_0* w, const BlockQ8_0* x) noexcept;
+inline constexpr std::size_t kMaxDotRows = 8;
+// One weight row against m <= kMaxDotRows activation rows (row i at x + i * stride
+// blocks): out[i] equals the single-row dot bit for bit, while the weight
+// blocks are loaded and unpacked once for all m.
+void dotm_q4_1_q8_1(std::size_t n, const BlockQ4_1* w, const BlockQ8_1* x, std::size_t stride,
+                    std::size_t m, float* out) noexcept;
+void dotm_q8_0_q8_0(std::size_t n, const BlockQ8_0* w, const BlockQ8_0* x, std::size_t stride,
+                    std::size_t m, float* out) noexcept;
 // F16 and F32 weights against fp16 / f32 activations.
 float dot_f16_f16(std::size_t n, const std::uint16_t* w, const std::uint16_t* x) noexcept;
 float dot_f32_f32(std::size_t n, const float* w, const float* x) noexcept;

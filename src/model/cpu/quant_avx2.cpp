@@ -130,6 +130,44 @@ float dot_q8_0_q8_0(std::size_t n, const BlockQ8_0* w, const BlockQ8_0* x) {
   return hsum(acc);
 }
 
+// The single-row dots for m <= kMaxDotRows activation rows, each with exactly its own
+// operations and order, sharing the weight loads and the nibble unpacking.
+void dotm_q4_1_q8_1(std::size_t n, const BlockQ4_1* w, const BlockQ8_1* x, std::size_t stride,
+                    std::size_t m, float* out) {
+  __m256 acc[kMaxDotRows];
+  float summs[kMaxDotRows] = {};
+  for (std::size_t i = 0; i < m; ++i) acc[i] = _mm256_setzero_ps();
+  for (std::size_t b = 0; b < n / kQK; ++b) {
+    const float wd = h2f(w[b].d), wm = h2f(w[b].m);
+    const __m256i qw = unpack_nibbles(w[b].qs);
+    for (std::size_t i = 0; i < m; ++i) {
+      const BlockQ8_1& xb = x[i * stride + b];
+      const __m256 d = _mm256_set1_ps(wd * h2f(xb.d));
+      summs[i] = __builtin_fmaf(wm, h2f(xb.s), summs[i]);
+      acc[i] = _mm256_fmadd_ps(d, dot4_u8_i8(qw, load_i8x32(xb.qs)), acc[i]);
+    }
+  }
+  for (std::size_t i = 0; i < m; ++i) out[i] = hsum(acc[i]) + summs[i];
+}
+
+void dotm_q8_0_q8_0(std::size_t n, const BlockQ8_0* w, const BlockQ8_0* x, std::size_t stride,
+                    std::size_t m, float* out) {
+  __m256 acc[kMaxDotRows];
+  for (std::size_t i = 0; i < m; ++i) acc[i] = _mm256_setzero_ps();
+  for (std::size_t b = 0; b < n / kQK; ++b) {
+    const float wd = h2f(w[b].d);
+    const __m256i qw = load_i8x32(w[b].qs);
+    const __m256i abs_w = _mm256_sign_epi8(qw, qw);
+    for (std::size_t i = 0; i < m; ++i) {
+      const BlockQ8_0& xb = x[i * stride + b];
+      const __m256 d = _mm256_set1_ps(wd * h2f(xb.d));
+      const __m256 p = dot4_u8_i8(abs_w, _mm256_sign_epi8(load_i8x32(xb.qs), qw));
+      acc[i] = _mm256_fmadd_ps(d, p, acc[i]);
+    }
+  }
+  for (std::size_t i = 0; i < m; ++i) out[i] = hsum(acc[i]);
+}
+
 // Four accumulators folded (0+2)+(1+3), halves added, then two hadds.
 inline float reduce4(const __m256* acc) {
   const __m256 v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[2]), _mm256_add_ps(acc[1], acc[3]));
@@ -171,8 +209,8 @@ float dot_f32_f32(std::size_t n, const float* w, const float* x) {
   return sum;
 }
 
-constexpr Kernels kAvx2{"avx2",        quantize_q8_0, quantize_q8_1, dot_q4_0_q8_0,
-                        dot_q4_1_q8_1, dot_q8_0_q8_0, dot_f16_f16,   dot_f32_f32};
+constexpr Kernels kAvx2{"avx2",        quantize_q8_0,  quantize_q8_1,  dot_q4_0_q8_0, dot_q4_1_q8_1,
+                        dot_q8_0_q8_0, dotm_q4_1_q8_1, dotm_q8_0_q8_0, dot_f16_f16,   dot_f32_f32};
 
 }  // namespace
 

@@ -20,6 +20,11 @@ struct Kernels {
   float (*dot_q4_0_q8_0)(std::size_t n, const BlockQ4_0* w, const BlockQ8_0* x);
   float (*dot_q4_1_q8_1)(std::size_t n, const BlockQ4_1* w, const BlockQ8_1* x);
   float (*dot_q8_0_q8_0)(std::size_t n, const BlockQ8_0* w, const BlockQ8_0* x);
+  // One weight row against m <= kMaxDotRows activation rows `stride` blocks apart.
+  void (*dotm_q4_1_q8_1)(std::size_t n, const BlockQ4_1* w, const BlockQ8_1* x, std::size_t stride,
+                         std::size_t m, float* out);
+  void (*dotm_q8_0_q8_0)(std::size_t n, const BlockQ8_0* w, const BlockQ8_0* x, std::size_t stride,
+                         std::size_t m, float* out);
   float (*dot_f16_f16)(std::size_t n, const std::uint16_t* w, const std::uint16_t* x);
   float (*dot_f32_f32)(std::size_t n, const float* w, const float* x);
 };

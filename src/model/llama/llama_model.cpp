@@ -18,37 +18,16 @@ namespace nextok {
 using model::Matmul;
 using model::ThreadPool;
 
-struct LlamaModel::Impl {
-  GgufFile file;
-  Tokenizer tokenizer;
-  model::LlamaWeights w;
-  std::uint32_t max_context = 0;
-  ThreadPool pool;
-  Matmul mm;
-
-  // KV cache per layer: [position][n_head_kv * head_dim] in fp16.
+// One sequence's state: its fp16 KV cache per layer ([position][n_head_kv *
+// head_dim]), its length and the logits of its last step.
+struct LlamaSequenceState {
   std::vector<std::vector<std::uint16_t>> k_cache, v_cache;
   std::size_t n_past = 0;
-
-  // Scratch for a batch of T tokens.
-  std::vector<float> x, xn, q, k, v, attn, tmp, gate, up, scores;
-  std::vector<float> qround;
-  std::vector<std::uint16_t> q16;
-  std::vector<float> lanes;
   std::vector<float> logits;
   std::int64_t logits_rows = 0;
+  bool in_use = false;
 
-  Impl(GgufFile f, Tokenizer t, model::LlamaWeights weights, const LlamaOptions& opt)
-      : file(std::move(f)), tokenizer(std::move(t)), w(std::move(weights)), pool(opt.threads) {
-    const auto& c = w.config;
-    max_context =
-        opt.max_context != 0 ? std::min(opt.max_context, c.context_length) : c.context_length;
-    k_cache.resize(c.n_layers);
-    v_cache.resize(c.n_layers);
-  }
-
-  void reserve_cache(std::size_t positions) {
-    const std::size_t kv = std::size_t{w.config.n_head_kv} * w.config.head_dim;
+  void reserve(std::size_t positions, std::size_t kv, std::size_t max_context) {
     if (k_cache[0].size() >= positions * kv) return;
     std::size_t cap = std::max<std::size_t>(256, k_cache[0].size() / kv);
     while (cap < positions) cap *= 2;
@@ -58,12 +37,113 @@ struct LlamaModel::Impl {
       v_cache[l].resize(cap * kv);
     }
   }
+};
 
-  void forward(std::span<const std::int32_t> tokens, bool all_logits);
+// A row of a step: which sequence it extends and at which position.
+struct LlamaStepRow {
+  LlamaSequenceState* seq;
+  std::size_t pos;
+};
+
+struct LlamaModel::Impl {
+  GgufFile file;
+  Tokenizer tokenizer;
+  model::LlamaWeights w;
+  std::uint32_t max_context = 0;
+  ThreadPool pool;
+  Matmul mm;
+
+  // LlamaSequenceState 0 is the one the Model interface drives.
+  std::vector<std::unique_ptr<LlamaSequenceState>> seqs;
+
+  // Scratch for a step of T rows.
+  std::vector<float> x, xn, q, k, v, attn, tmp, gate, up, scores;
+  std::vector<float> qround;
+  std::vector<std::uint16_t> q16;
+  std::vector<float> lanes;
+  std::vector<float> logits;
+  std::vector<LlamaStepRow> rows;
+
+  Impl(GgufFile f, Tokenizer t, model::LlamaWeights weights, const LlamaOptions& opt)
+      : file(std::move(f)), tokenizer(std::move(t)), w(std::move(weights)), pool(opt.threads) {
+    const auto& c = w.config;
+    max_context =
+        opt.max_context != 0 ? std::min(opt.max_context, c.context_length) : c.context_length;
+    add_sequence();
+  }
+
+  std::size_t add_sequence() {
+    for (std::size_t i = 1; i < seqs.size(); ++i) {
+      if (!seqs[i]->in_use) {
+        seqs[i]->in_use = true;
+        seqs[i]->n_past = 0;
+        seqs[i]->logits_rows = 0;
+        return i;
+      }
+    }
+    auto s = std::make_unique<LlamaSequenceState>();
+    s->k_cache.resize(w.config.n_layers);
+    s->v_cache.resize(w.config.n_layers);
+    s->in_use = true;
+    seqs.push_back(std::move(s));
+    return seqs.size() - 1;
+  }
+  LlamaSequenceState& seq(std::size_t id) {
+    if (id >= seqs.size() || !seqs[id]->in_use) {
+      throw Error(ErrorCode::kInvalidArgument, "sequence", "no sequence " + std::to_string(id));
+    }
+    return *seqs[id];
+  }
+  void check(const LlamaSequenceState& s, std::span<const std::int32_t> tokens) const {
+    if (tokens.empty()) throw Error(ErrorCode::kInvalidArgument, "tokens", "a step needs tokens");
+    if (s.n_past + tokens.size() > max_context) {
+      throw Error(ErrorCode::kInvalidArgument, "max_tokens",
+                  "the context would exceed " + std::to_string(max_context) + " tokens");
+    }
+    for (std::int32_t t : tokens) {
+      if (t < 0 || static_cast<std::size_t>(t) >= w.token_embd.rows) {
+        throw Error(ErrorCode::kInvalidArgument, "tokens",
+                    "token id " + std::to_string(t) + " is outside the model's vocabulary");
+      }
+    }
+  }
+
+  // Tokens of one sequence (a prompt, a verification step or one token).
+  void step(LlamaSequenceState& s, std::span<const std::int32_t> tokens, bool all_logits) {
+    rows.clear();
+    for (std::size_t t = 0; t < tokens.size(); ++t) rows.push_back({&s, s.n_past + t});
+    forward(tokens, tokens.size() == 1 || all_logits, all_logits ? 0 : tokens.size() - 1);
+    s.n_past += tokens.size();
+    const std::size_t n = all_logits ? tokens.size() : 1;
+    s.logits.assign(logits.begin(),
+                    logits.begin() + static_cast<std::ptrdiff_t>(n * w.output.rows));
+    s.logits_rows = static_cast<std::int64_t>(n);
+  }
+  // One token for each of several sequences, in one pass over the weights.
+  void step_batch(std::span<LlamaSequenceState* const> batch,
+                  std::span<const std::int32_t> tokens) {
+    rows.clear();
+    for (LlamaSequenceState* s : batch) rows.push_back({s, s->n_past});
+    forward(tokens, true, 0);
+    const std::size_t V = w.output.rows;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      LlamaSequenceState& s = *batch[i];
+      s.n_past += 1;
+      s.logits.assign(logits.begin() + static_cast<std::ptrdiff_t>(i * V),
+                      logits.begin() + static_cast<std::ptrdiff_t>((i + 1) * V));
+      s.logits_rows = 1;
+    }
+  }
+
+  void forward(std::span<const std::int32_t> tokens, bool per_row, std::size_t first_logit_row);
   void attention(std::size_t layer, std::size_t n_tok, bool per_row);
 };
 
-void LlamaModel::Impl::forward(std::span<const std::int32_t> tokens, bool all_logits) {
+// Runs `rows` (token t extends rows[t].seq at rows[t].pos). Every matmul row
+// and every attention row depends only on its own token and sequence, so a
+// row's result is the same in any batch.
+void LlamaModel::Impl::forward(std::span<const std::int32_t> tokens, bool per_row,
+                               std::size_t first) {
   const auto& c = w.config;
   const std::size_t T = tokens.size(), D = c.n_embd, HD = c.head_dim;
   const std::size_t KV = std::size_t{c.n_head_kv} * HD, F = c.n_ff;
@@ -79,8 +159,8 @@ void LlamaModel::Impl::forward(std::span<const std::int32_t> tokens, bool all_lo
   for (std::size_t t = 0; t < T; ++t) {
     model::dequantize_row(w.token_embd.type, w.token_embd.row(static_cast<std::size_t>(tokens[t])),
                           x.data() + t * D, D);
+    rows[t].seq->reserve(rows[t].pos + 1, KV, max_context);
   }
-  reserve_cache(n_past + T);
   for (std::size_t l = 0; l < c.n_layers; ++l) {
     const auto& L = w.layers[l];
     for (std::size_t t = 0; t < T; ++t) {
@@ -90,16 +170,17 @@ void LlamaModel::Impl::forward(std::span<const std::int32_t> tokens, bool all_lo
     mm(L.wk, xn.data(), T, k.data(), pool);
     mm(L.wv, xn.data(), T, v.data(), pool);
     for (std::size_t t = 0; t < T; ++t) {
-      model::rope(q.data() + t * D, c.n_head, HD, c.rope_dims, n_past + t, c.rope_freq_base);
-      model::rope(k.data() + t * KV, c.n_head_kv, HD, c.rope_dims, n_past + t, c.rope_freq_base);
-      std::uint16_t* kc = k_cache[l].data() + (n_past + t) * KV;
-      std::uint16_t* vc = v_cache[l].data() + (n_past + t) * KV;
+      const std::size_t pos = rows[t].pos;
+      model::rope(q.data() + t * D, c.n_head, HD, c.rope_dims, pos, c.rope_freq_base);
+      model::rope(k.data() + t * KV, c.n_head_kv, HD, c.rope_dims, pos, c.rope_freq_base);
+      std::uint16_t* kc = rows[t].seq->k_cache[l].data() + pos * KV;
+      std::uint16_t* vc = rows[t].seq->v_cache[l].data() + pos * KV;
       for (std::size_t i = 0; i < KV; ++i) {
         kc[i] = model::f32_to_fp16(k[t * KV + i]);
         vc[i] = model::f32_to_fp16(v[t * KV + i]);
       }
     }
-    attention(l, T, T == 1 || all_logits);
+    attention(l, T, per_row);
     mm(L.wo, attn.data(), T, tmp.data(), pool);
     for (std::size_t i = 0; i < T * D; ++i) x[i] += tmp[i];
     for (std::size_t t = 0; t < T; ++t) {
@@ -111,16 +192,13 @@ void LlamaModel::Impl::forward(std::span<const std::int32_t> tokens, bool all_lo
     mm(L.w_down, gate.data(), T, tmp.data(), pool);
     for (std::size_t i = 0; i < T * D; ++i) x[i] += tmp[i];
   }
-  n_past += T;
   // Only the rows asked for go through the (large) output matrix.
-  const std::size_t first = all_logits ? 0 : T - 1;
-  const std::size_t rows = T - first;
+  const std::size_t n_out = T - first;
   for (std::size_t t = first; t < T; ++t) {
     model::rms_norm(x.data() + t * D, w.output_norm, xn.data() + (t - first) * D, D, c.rms_eps);
   }
-  logits.resize(rows * w.output.rows);
-  mm(w.output, xn.data(), rows, logits.data(), pool);
-  logits_rows = static_cast<std::int64_t>(rows);
+  logits.resize(n_out * w.output.rows);
+  mm(w.output, xn.data(), n_out, logits.data(), pool);
 }
 
 // Causal GQA attention for the T new tokens, heads split across threads.
@@ -135,7 +213,8 @@ void LlamaModel::Impl::attention(std::size_t layer, std::size_t T, bool per_row)
   const auto& c = w.config;
   const std::size_t HD = c.head_dim, KV = std::size_t{c.n_head_kv} * HD, D = c.n_embd;
   const std::size_t group = c.n_head / c.n_head_kv;
-  const std::size_t n_ctx = n_past + T;
+  std::size_t n_ctx = 0;
+  for (std::size_t t = 0; t < T; ++t) n_ctx = std::max(n_ctx, rows[t].pos + 1);
   const float scale = 1.0f / std::sqrt(static_cast<float>(HD));
   const unsigned threads = pool.size();
   const bool single = per_row;
@@ -145,8 +224,6 @@ void LlamaModel::Impl::attention(std::size_t layer, std::size_t T, bool per_row)
   q16.resize(threads * HD);
   lanes.resize(threads * 32 * HD);
   const model::AttentionKernels& ak = model::attention_kernels();
-  const std::uint16_t* kc = k_cache[layer].data();
-  const std::uint16_t* vc = v_cache[layer].data();
   pool.run([&](unsigned ti) {
     float* s = scores.data() + ti * n_ctx;
     float* qf = qround.data() + ti * HD;
@@ -156,7 +233,9 @@ void LlamaModel::Impl::attention(std::size_t layer, std::size_t T, bool per_row)
     ThreadPool::split(T * c.n_head, ti, threads, begin, end);
     for (std::size_t job = begin; job < end; ++job) {
       const std::size_t t = job / c.n_head, h = job % c.n_head, g = h / group;
-      const std::size_t visible = n_past + t + 1;
+      const std::size_t visible = rows[t].pos + 1;
+      const std::uint16_t* kc = rows[t].seq->k_cache[layer].data();
+      const std::uint16_t* vc = rows[t].seq->v_cache[layer].data();
       const float* qv = q.data() + t * D + h * HD;
       for (std::size_t i = 0; i < HD; ++i) {
         qh[i] = model::f32_to_fp16(qv[i]);
@@ -213,38 +292,75 @@ std::size_t LlamaModel::logits_width() const {
   return impl_->w.output.rows;
 }
 std::size_t LlamaModel::context_length() const {
-  return impl_->n_past;
+  return impl_->seqs[0]->n_past;
 }
 
 void LlamaModel::enqueue(std::span<const std::int32_t> tokens, bool all_logits) {
-  if (tokens.empty()) throw Error(ErrorCode::kInvalidArgument, "tokens", "a step needs tokens");
-  if (impl_->n_past + tokens.size() > impl_->max_context) {
-    throw Error(ErrorCode::kInvalidArgument, "max_tokens",
-                "the context would exceed " + std::to_string(impl_->max_context) + " tokens");
-  }
-  for (std::int32_t t : tokens) {
-    if (t < 0 || static_cast<std::size_t>(t) >= impl_->w.token_embd.rows) {
-      throw Error(ErrorCode::kInvalidArgument, "tokens",
-                  "token id " + std::to_string(t) + " is outside the model's vocabulary");
-    }
-  }
-  impl_->forward(tokens, all_logits);
+  LlamaSequenceState& s = *impl_->seqs[0];
+  impl_->check(s, tokens);
+  impl_->step(s, tokens, all_logits);
 }
 
 LogitsView LlamaModel::logits() {
-  if (impl_->logits_rows == 0) {
-    throw Error(ErrorCode::kInvalidArgument, "model", "no step has run yet");
-  }
-  return LogitsView::f32_rows(impl_->logits.data(), impl_->logits_rows,
-                              static_cast<std::int64_t>(impl_->w.output.rows));
+  return sequence_logits(0);
 }
 
 void LlamaModel::truncate(std::size_t length) {
-  if (length > impl_->n_past) {
+  truncate_sequence(0, length);
+}
+
+std::size_t LlamaModel::add_sequence() {
+  return impl_->add_sequence();
+}
+
+void LlamaModel::remove_sequence(std::size_t id) {
+  if (id == 0) throw Error(ErrorCode::kInvalidArgument, "sequence", "sequence 0 stays");
+  impl_->seq(id).in_use = false;
+}
+
+std::size_t LlamaModel::sequence_length(std::size_t id) const {
+  return impl_->seq(id).n_past;
+}
+
+void LlamaModel::step(std::size_t id, std::span<const std::int32_t> tokens, bool all_logits) {
+  LlamaSequenceState& s = impl_->seq(id);
+  impl_->check(s, tokens);
+  impl_->step(s, tokens, all_logits);
+}
+
+void LlamaModel::step_batch(std::span<const std::size_t> ids,
+                            std::span<const std::int32_t> tokens) {
+  if (ids.size() != tokens.size() || ids.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "tokens", "one token per sequence");
+  }
+  std::vector<LlamaSequenceState*> batch;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    LlamaSequenceState& s = impl_->seq(ids[i]);
+    if (std::find(batch.begin(), batch.end(), &s) != batch.end()) {
+      throw Error(ErrorCode::kInvalidArgument, "sequence", "a sequence appears twice in a batch");
+    }
+    impl_->check(s, tokens.subspan(i, 1));
+    batch.push_back(&s);
+  }
+  impl_->step_batch(batch, tokens);
+}
+
+LogitsView LlamaModel::sequence_logits(std::size_t id) {
+  LlamaSequenceState& s = impl_->seq(id);
+  if (s.logits_rows == 0) {
+    throw Error(ErrorCode::kInvalidArgument, "model", "no step has run yet");
+  }
+  return LogitsView::f32_rows(s.logits.data(), s.logits_rows,
+                              static_cast<std::int64_t>(impl_->w.output.rows));
+}
+
+void LlamaModel::truncate_sequence(std::size_t id, std::size_t length) {
+  LlamaSequenceState& s = impl_->seq(id);
+  if (length > s.n_past) {
     throw Error(ErrorCode::kInvalidArgument, "length", "cannot truncate past the end");
   }
-  impl_->n_past = length;
-  impl_->logits_rows = 0;
+  s.n_past = length;
+  s.logits_rows = 0;
 }
 
 }  // namespace nextok
