@@ -86,6 +86,256 @@ __device__ bool apply_penalties(RowCtx& c, const RowParams& p, const PipelineInp
   return c.block_or(bad) != 0;
 }
 
+// Fast path: a weight ladder finds a small candidate set that provably holds
+// every survivor; the candidates are gathered (in id order) into rank 0's
+// shared memory and rank 0 alone ranks them, filters them and draws.
+// Returns false (every block alike) when no ladder level is both sufficient
+// and small enough; the caller then runs the full radix path.
+constexpr int kLevels = 16;
+constexpr int kCandCap = 2 * kRowThreads;
+__device__ __forceinline__ float ladder_level(int l) {
+  constexpr float kTau[kLevels] = {
+      0.70710678f, 0.5f,         0.35355339f,    0.25f,          0.17677670f,   0.125f,
+      0.088388348f, 0.0625f,     0.044194174f,   0.03125f,       0.022097087f,  0.015625f,
+      0.00390625f,  0.0009765625f, 0.0001220703125f, 0.0000152587890625f};
+  return kTau[l];
+}
+// e >= 2^-16, so e * 2^39 is an integer: exact, order-free masses.
+__device__ __forceinline__ unsigned long long fixed39(float e) {
+  const std::uint32_t k = __float_as_uint(e);
+  const int ex = static_cast<int>((k >> 23) & 0xFFU);
+  return static_cast<unsigned long long>((k & 0x7FFFFFU) | 0x800000U) << (ex - 111);
+}
+
+template <typename Out>
+__device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab, int n_local,
+                              int row, RngState* rng, const Out& out) {
+  float* s = c.sm->slice;
+  const int tid = c.tid(), warp = tid >> 5;
+  auto* wcnt = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);              // [32][16]
+  auto* wmass = reinterpret_cast<unsigned long long*>(c.sm->local_sum[1]);        // [32][16]
+  std::uint32_t* bcnt = c.sm->g_cnt;                                               // [16]
+  auto* bmass = reinterpret_cast<unsigned long long*>(c.sm->g_w);                  // [16]
+  for (int i = tid; i < 32 * kLevels; i += kRowThreads) {
+    wcnt[i] = 0;
+    wmass[i] = 0;
+  }
+  __syncthreads();
+  const int x0 = tid * c.P;
+  const int lane = tid & 31;
+  const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
+  const bool min_p = p.min_p > 0.0f;
+  const bool top_k = p.top_k > 0 && p.top_k < vocab;
+  double mine = 0.0;
+  // Level = number of ladder thresholds above e; a warp's equal levels are
+  // merged (match + reduce) so each bin gets one shared atomic per group.
+  for (int j = 0; j < c.P; ++j) {
+    const float e = s[x0 + j];
+    int lvl = kLevels;
+    if (e > 0.0f) {
+      mine += static_cast<double>(e);
+      lvl = 0;
+#pragma unroll
+      for (int l = 0; l < kLevels; ++l) lvl += e < ladder_level(l) ? 1 : 0;
+    }
+    const unsigned peers = __match_any_sync(kFull, lvl);
+    if (lvl < kLevels) {
+      const bool leader = lane == __ffs(peers) - 1;
+      if (top_p) {
+        const unsigned long long f = fixed39(e);
+        const unsigned lo = __reduce_add_sync(peers, static_cast<unsigned>(f & 0xFFFFFULL));
+        const unsigned hi = __reduce_add_sync(peers, static_cast<unsigned>(f >> 20));
+        if (leader)
+          atomicAdd(&wmass[warp * kLevels + lvl],
+                    (static_cast<unsigned long long>(hi) << 20) + static_cast<unsigned long long>(lo));
+      }
+      if (leader) atomicAdd(&wcnt[warp * kLevels + lvl], static_cast<unsigned>(__popc(peers)));
+    }
+  }
+  __syncthreads();
+  if (tid < kLevels) {
+    std::uint32_t n = 0;
+    unsigned long long m = 0;
+    for (int w = 0; w < kRowThreads / 32; ++w) {
+      n += wcnt[w * kLevels + tid];
+      m += wmass[w * kLevels + tid];
+    }
+    bcnt[tid] = n;
+    bmass[tid] = m;
+  }
+  const double block_total = c.block_sum(mine);
+  const int ph = c.exchange(Slot{block_total, 0, 0, 0, 0});
+  double total = 0.0;
+  for (int r = 0; r < c.csize; ++r) total += c.peer(r, ph).d0;
+  const double limit = static_cast<double>(p.top_p) * total;
+  // Every (rank, level) bin in one parallel round of DSMEM loads, then warp 0
+  // scans the levels and picks the smallest sufficient one.
+  if (tid < kLevels * c.csize) {
+    const int r = tid / kLevels, l = tid % kLevels;
+    wcnt[tid] = c.cl.map_shared_rank(bcnt, r)[l];
+    wmass[tid] = c.cl.map_shared_rank(bmass, r)[l];
+  }
+  __syncthreads();
+  if (warp == 0) {
+    std::int64_t cnt = 0;
+    unsigned long long mass = 0;
+    if (lane < kLevels) {
+      for (int r = 0; r < c.csize; ++r) {
+        cnt += wcnt[r * kLevels + lane];
+        mass += wmass[r * kLevels + lane];
+      }
+    }
+    for (int o = 1; o < 32; o <<= 1) {
+      const std::int64_t nc = __shfl_up_sync(kFull, cnt, o);
+      const unsigned long long nm = __shfl_up_sync(kFull, mass, o);
+      if (lane >= o) {
+        cnt += nc;
+        mass += nm;
+      }
+    }
+    bool ok = false;
+    if (lane < kLevels && cnt > 0 && cnt <= kCandCap) {
+      const float tau = ladder_level(lane);
+      ok = (top_k && cnt >= p.top_k) || (min_p && p.min_p >= tau) ||
+           (top_p && ldexp(static_cast<double>(mass), -39) >= limit * (1.0 + 1e-9));
+    }
+    const unsigned bal = __ballot_sync(kFull, ok);
+    if (lane == 0) c.bs->bcast_i[1] = bal != 0U ? __ffs(bal) - 1 : -1;
+  }
+  __syncthreads();
+  const int level = c.bs->bcast_i[1];
+  __syncthreads();
+  if (level < 0) return false;
+  const float tau = ladder_level(level);
+
+  // Gather e >= tau in id order into rank 0: key bits and ids.
+  int n = 0;
+  for (int j = 0; j < c.P; ++j) n += s[x0 + j] >= tau ? 1 : 0;
+  int pre = 0, btot = 0;
+  cub::BlockScan<int, kRowThreads>(c.bs->cub.si).ExclusiveSum(n, pre, btot);
+  const int ph2 = c.exchange(Slot{0, 0, btot, 0, 0});
+  int before = 0, N = 0;
+  for (int r = 0; r < c.csize; ++r) {
+    const int q = c.peer(r, ph2).i0;
+    if (r < c.rank) before += q;
+    N += q;
+  }
+  std::uint32_t* ckey = c.cl.map_shared_rank(c.sm->local_cnt[0], 0);
+  std::int32_t* cid = reinterpret_cast<std::int32_t*>(c.cl.map_shared_rank(c.sm->local_cnt[1], 0));
+  int pos = before + pre;
+  for (int j = 0; j < c.P && n > 0; ++j) {
+    const float e = s[x0 + j];
+    if (e >= tau) {
+      ckey[pos] = __float_as_uint(e);
+      cid[pos] = static_cast<std::int32_t>(c.base + x0 + j);
+      ++pos;
+      --n;
+    }
+  }
+  c.cl.sync();
+  if (out.probs != nullptr) {
+    float* pr = out.probs + row * vocab;
+    for (int xi = tid; xi < n_local; xi += kRowThreads)
+      if (!(s[xi] >= tau)) pr[c.base + xi] = 0.0f;
+  }
+  if (c.rank != 0) return true;
+
+  // Rank 0: ranks of every candidate in (e desc, id asc) and (e desc, id desc).
+  const std::uint32_t* key = c.sm->local_cnt[0];
+  const auto* ids = reinterpret_cast<const std::int32_t*>(c.sm->local_cnt[1]);
+  std::uint32_t* ord_p = c.sm->g_cnt;                                              // by rank_p
+  auto* ord_k = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);              // by rank_k
+  auto* flag = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[1]);               // by idx
+  {
+    const int i0 = tid, i1 = tid + kRowThreads;
+    const std::uint32_t k0 = i0 < N ? key[i0] : 0U, k1 = i1 < N ? key[i1] : 0U;
+    int gt0 = 0, lo0 = 0, eq0 = 0, gt1 = 0, lo1 = 0, eq1 = 0;
+    for (int j = 0; j < N; ++j) {
+      const std::uint32_t kj = key[j];
+      gt0 += kj > k0 ? 1 : 0;
+      eq0 += kj == k0 ? 1 : 0;
+      lo0 += (kj == k0 && j < i0) ? 1 : 0;
+      gt1 += kj > k1 ? 1 : 0;
+      eq1 += kj == k1 ? 1 : 0;
+      lo1 += (kj == k1 && j < i1) ? 1 : 0;
+    }
+    if (i0 < N) {
+      ord_k[gt0 + lo0] = static_cast<std::uint32_t>(i0);
+      ord_p[gt0 + (eq0 - 1 - lo0)] = static_cast<std::uint32_t>(i0);
+    }
+    if (i1 < N) {
+      ord_k[gt1 + lo1] = static_cast<std::uint32_t>(i1);
+      ord_p[gt1 + (eq1 - 1 - lo1)] = static_cast<std::uint32_t>(i1);
+    }
+  }
+  __syncthreads();
+  // Top-p in (e desc, id desc) order: keep while the mass before < limit.
+  {
+    const int a = 2 * tid, b = 2 * tid + 1;
+    const double va = a < N ? static_cast<double>(__uint_as_float(key[ord_p[a]])) : 0.0;
+    const double vb = b < N ? static_cast<double>(__uint_as_float(key[ord_p[b]])) : 0.0;
+    double ex = 0.0;
+    cub::BlockScan<double, kRowThreads>(c.bs->cub.sd).ExclusiveSum(va + vb, ex);
+    if (a < N) flag[ord_p[a]] = (!top_p || ex < limit) ? 1U : 0U;
+    if (b < N) flag[ord_p[b]] = (!top_p || ex + va < limit) ? 1U : 0U;
+  }
+  __syncthreads();
+  // Min-p, then top-k in (e desc, id asc) order among the survivors.
+  {
+    const int a = 2 * tid, b = 2 * tid + 1;
+    auto s1 = [&](int r) {
+      if (r >= N) return 0;
+      const std::uint32_t i = ord_k[r];
+      return (flag[i] != 0U && (!min_p || __uint_as_float(key[i]) >= p.min_p)) ? 1 : 0;
+    };
+    const int fa = s1(a), fb = s1(b);
+    int ex = 0;
+    cub::BlockScan<int, kRowThreads>(c.bs->cub.si).ExclusiveSum(fa + fb, ex);
+    __syncthreads();
+    if (a < N) flag[ord_k[a]] = (fa != 0 && (!top_k || ex < p.top_k)) ? 1U : 0U;
+    if (b < N) flag[ord_k[b]] = (fb != 0 && (!top_k || ex + fa < p.top_k)) ? 1U : 0U;
+  }
+  __syncthreads();
+  // Draw in id order.
+  const int a = 2 * tid, b = 2 * tid + 1;
+  const bool sa = a < N && flag[a] != 0U, sb = b < N && flag[b] != 0U;
+  const double va = sa ? static_cast<double>(__uint_as_float(key[a])) : 0.0;
+  const double vb = sb ? static_cast<double>(__uint_as_float(key[b])) : 0.0;
+  double lo = 0.0, S = 0.0;
+  cub::BlockScan<double, kRowThreads>(c.bs->cub.sd).ExclusiveSum(va + vb, lo, S);
+  __syncthreads();
+  const int last = c.block_max_i(sb ? b : (sa ? a : -1));
+  RngState* g = rng + row;
+  const std::uint64_t old = g->state;
+  const std::uint32_t xs = static_cast<std::uint32_t>(((old >> 18U) ^ old) >> 27U);
+  const std::uint32_t rot = static_cast<std::uint32_t>(old >> 59U);
+  const std::uint32_t draw = (xs >> rot) | (xs << ((32U - rot) & 31U));
+  const float u = static_cast<float>(draw >> 8U) * 0x1p-24f;
+  const double target = static_cast<double>(u) * S;
+  if (tid == 0) c.bs->bcast_i[0] = INT32_MAX;
+  __syncthreads();
+  int hit = INT32_MAX;
+  if (sa && lo + va > target) {
+    hit = a;
+  } else if (sb && lo + va + vb > target) {
+    hit = b;
+  }
+  if (hit != INT32_MAX) atomicMin(&c.bs->bcast_i[0], hit);
+  __syncthreads();
+  const int pick = c.bs->bcast_i[0] != INT32_MAX ? c.bs->bcast_i[0] : last;
+  if (tid == 0) {
+    out.tokens[row] = pick >= 0 ? ids[pick] : -1;  // -1: nothing survived, as below
+    out.status[row] = 0;
+    g->state = old * Pcg32::kMultiplier + g->inc;
+  }
+  if (out.probs != nullptr) {
+    float* pr = out.probs + row * vocab;
+    if (a < N) pr[ids[a]] = sa ? static_cast<float>(va / S) : 0.0f;
+    if (b < N) pr[ids[b]] = sb ? static_cast<float>(vb / S) : 0.0f;
+  }
+  return true;
+}
+
 __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a) {
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ BlockStorage bs;
@@ -163,6 +413,7 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
     s[xi] = exp_f32(t - shift);
   }
   __syncthreads();
+  if (fast_pipeline(c, p, a.vocab, n_local, row, a.rng, a.out)) return;
   auto key = [&](int xi) { return __float_as_uint(s[xi]); };
 
   // Stage 7: top-p, boundary tie group cut by id (higher ids survive).
