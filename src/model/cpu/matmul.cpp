@@ -99,26 +99,39 @@ void Matmul::operator()(const WeightMatrix& w, const float* x, std::size_t n, fl
     std::size_t begin, end;
     ThreadPool::split(w.rows, i, pool.size(), begin, end);
     const bool multi = w.type == kQ4_1 || w.type == kQ8_0;
-    float out[kMaxDotRows];
-    for (std::size_t r = begin; r < end; ++r) {
-      const std::byte* wr = w.row(r);
-      if (!multi || n == 1) {
+    if (!multi || n == 1) {
+      for (std::size_t r = begin; r < end; ++r) {
+        const std::byte* wr = w.row(r);
         for (std::size_t t = 0; t < n; ++t) y[t * w.rows + r] = dot(w.type, w.cols, wr, q + t * ab);
-        continue;
       }
-      // Several activation rows per pass over the weight row (same bits).
+      return;
+    }
+    // Several activation rows per pass over a weight row (same bits as one
+    // at a time). Results go through a tile so each output row is written in
+    // whole cache lines: rows of y a power-of-two stride apart would
+    // otherwise all map to one cache set.
+    constexpr std::size_t kTile = 32;
+    float tile[kMaxDotRows][kTile];
+    float out[kMaxDotRows];
+    for (std::size_t r0 = begin; r0 < end; r0 += kTile) {
+      const std::size_t len = std::min(kTile, end - r0);
       for (std::size_t t = 0; t < n; t += kMaxDotRows) {
         const std::size_t m = std::min(kMaxDotRows, n - t);
-        if (w.type == kQ4_1) {
-          const auto* xa = reinterpret_cast<const BlockQ8_1*>(q + t * ab);
-          dotm_q4_1_q8_1(w.cols, reinterpret_cast<const BlockQ4_1*>(wr), xa, ab / sizeof(BlockQ8_1),
-                         m, out);
-        } else {
-          const auto* xa = reinterpret_cast<const BlockQ8_0*>(q + t * ab);
-          dotm_q8_0_q8_0(w.cols, reinterpret_cast<const BlockQ8_0*>(wr), xa, ab / sizeof(BlockQ8_0),
-                         m, out);
+        for (std::size_t k = 0; k < len; ++k) {
+          const std::byte* wr = w.row(r0 + k);
+          if (w.type == kQ4_1) {
+            dotm_q4_1_q8_1(w.cols, reinterpret_cast<const BlockQ4_1*>(wr),
+                           reinterpret_cast<const BlockQ8_1*>(q + t * ab), ab / sizeof(BlockQ8_1),
+                           m, out);
+          } else {
+            dotm_q8_0_q8_0(w.cols, reinterpret_cast<const BlockQ8_0*>(wr),
+                           reinterpret_cast<const BlockQ8_0*>(q + t * ab), ab / sizeof(BlockQ8_0),
+                           m, out);
+          }
+          for (std::size_t j = 0; j < m; ++j) tile[j][k] = out[j];
         }
-        for (std::size_t j = 0; j < m; ++j) y[(t + j) * w.rows + r] = out[j];
+        for (std::size_t j = 0; j < m; ++j)
+          std::copy(tile[j], tile[j] + len, y + (t + j) * w.rows + r0);
       }
     }
   });
