@@ -152,7 +152,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"("thinking_budget": -1)", "thinking_budget"}, BadCase{R"("model": 5)", "model"}));
 
 TEST(ServerRequest, MalformedBodies) {
-  for (const char* body : {"", "{", "[1,2]", "null", "{\"messages\": }", "\"x\""}) {
+  for (const char* body : {"", "{", "[1,2]", "null", "{\"messages\": }", "\"x\"", "1.5E+5555555515",
+                           "{\"temperature\": 1e99999}"}) {
     const ApiError e = error_of(body);
     EXPECT_EQ(e.status(), 400) << body;
     EXPECT_EQ(e.param(), "") << body;

@@ -377,7 +377,7 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint,
   json body;
   try {
     body = json::parse(body_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors, and numbers out of range
     throw ApiError::bad_param(
         {}, std::string("We could not parse the JSON body of your request: ") + e.what());
   }
