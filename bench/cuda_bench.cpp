@@ -104,6 +104,17 @@ int main(int argc, char** argv) {
         emit("nextok_masked_argmax",
              median_us([&] { ctx.argmax(v, static_cast<std::uint32_t*>(d_mask), tok, st); }, 10,
                        iters));
+        // Back-to-back launches between two events, per call: the device
+        // time when the host enqueues faster than the kernel runs.
+        emit("nextok_pipeline_topk50_topp0.9_b2b",
+             median_us(
+                 [&] {
+                   for (int k = 0; k < 20; ++k)
+                     ctx.sample(v, params, {}, static_cast<cuda::RngState*>(d_rng),
+                                {tok, st, nullptr});
+                 },
+                 2, std::max(5, iters / 5)) /
+                 20.0);
         emit("nextok_pipeline_topk50_topp0.9", median_us(
                                                    [&] {
                                                      ctx.sample(v, params, {},

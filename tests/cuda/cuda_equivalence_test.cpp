@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "backend/cuda/launch.hpp"
 #include "cuda/cuda_test_util.hpp"
 
 namespace nextok::test {
@@ -178,9 +179,18 @@ TEST(CudaPipeline, MatchesHostOnRandomBatches) {
   ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
   std::mt19937_64 g(1234);
   Tally t;
+  unsigned long long fast = 0, radix = 0;
+  ASSERT_EQ(0, cuda::detail::pipeline_path_counts(nullptr, nullptr, /*reset=*/true));
   for (int rep = 0; rep < 2; ++rep)
     for (DType dt : {DType::kF32, DType::kBF16})
       for (Shape s : kShapes) run_pipeline_batch(g, s, dt, t);
+  ASSERT_EQ(0, cuda::detail::pipeline_path_counts(&fast, &radix, /*reset=*/false));
+  // Both the candidate-ladder fast path and the radix fallback must be
+  // covered by the random rows (sampled rows only: greedy and failed rows
+  // take neither).
+  std::printf("pipeline paths: fast %llu, radix fallback %llu (sampled rows)\n", fast, radix);
+  EXPECT_GE(fast, 100ULL);
+  EXPECT_GE(radix, 100ULL);
   std::printf(
       "pipeline: rows %lld, token mismatches %lld, status mismatches %lld, prob rows > 1e-5 %lld "
       "(worst %.3g), rng mismatches %lld\n",
@@ -348,6 +358,54 @@ TEST(CudaApi, DlpackImportAndValidation) {
     EXPECT_EQ(e.param(), "top_p");
   }
   EXPECT_THROW(ctx.argmax(LogitsView::f32_rows(nullptr, 1, 100), nullptr, tok.p, st.p), Error);
+}
+
+}  // namespace
+}  // namespace nextok::test
+
+namespace nextok::test {
+namespace {
+
+// Profiling aid, not a check: per-stage clock64 deltas of row 0's first
+// block (B = 1, V = 151936, randn, T 1, top-k 50, top-p 0.9). Run with
+// --gtest_also_run_disabled_tests --gtest_filter='*StageProfile*'.
+TEST(CudaPipeline, DISABLED_StageProfile) {
+  ASSERT_TRUE(gpu_present());
+  std::mt19937_64 g(42);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  std::vector<float> h(151936);
+  for (float& x : h) x = n(g);
+  Dev<float> d(h);
+  Dev<cuda::RngState> rng(std::vector{cuda::RngState::from(Pcg32::for_seed(1))});
+  Dev<std::int32_t> tok(1), st(1);
+  cuda::RowParams p;
+  p.temperature = 1.0f;
+  p.top_k = 50;
+  p.top_p = 0.9f;
+  cuda::Context ctx;
+  const LogitsView v = LogitsView::cuda_rows(d.p, DType::kF32, 1, 151936);
+  cuda::detail::set_pipeline_stamps(true);
+  std::vector<std::array<long long, 16>> runs;
+  for (int i = 0; i < 21; ++i) {
+    ctx.sample(v, std::vector{p}, {}, rng.p, {tok.p, st.p, nullptr});
+    ASSERT_EQ(cudaSuccess, cudaDeviceSynchronize());
+    std::array<long long, 16> s{};
+    ASSERT_EQ(0, cuda::detail::pipeline_stamps(s.data()));
+    runs.push_back(s);
+  }
+  cuda::detail::set_pipeline_stamps(false);
+  const cuda::detail::RowLayout lay = cuda::detail::pipeline_layout(1, 151936);
+  std::printf("layout: cluster %d slice %d per_thread %d smem %zu\n", lay.cluster, lay.slice_len,
+              lay.per_thread, lay.smem);
+  for (int i = 16; i < 21; ++i) {
+    const auto& s = runs[static_cast<std::size_t>(i)];
+    const double ns_per_cycle =
+        static_cast<double>(s[15]) / static_cast<double>(std::max(1LL, s[11] - s[0]));
+    std::printf("run %d total %lld ns:", i, s[15]);
+    for (int k = 1; k <= 11; ++k)
+      std::printf(" [%d] %.2f", k, static_cast<double>(s[k] - s[k - 1]) * ns_per_cycle / 1000.0);
+    std::printf(" us\n");
+  }
 }
 
 }  // namespace

@@ -125,13 +125,20 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
   if (lay.cluster == 0)
     throw Error(ErrorCode::kUnsupported, "vocab",
                 "V=" + std::to_string(logits.vocab) + " does not fit the CUDA row layout");
-  impl_->params.reserve(params.size());
-  auto stream = static_cast<cudaStream_t>(logits.stream);
-  check(cudaMemcpyAsync(impl_->params.ptr, params.data(), params.size_bytes(),
-                        cudaMemcpyHostToDevice, stream),
-        "params upload");
+  // Small batches carry their params in the kernel arguments: no upload.
+  const RowParams* inline_params = nullptr;
+  if (logits.rows <= detail::pipeline_inline_rows()) {
+    inline_params = params.data();
+  } else {
+    impl_->params.reserve(params.size());
+    auto stream = static_cast<cudaStream_t>(logits.stream);
+    check(cudaMemcpyAsync(impl_->params.ptr, params.data(), params.size_bytes(),
+                          cudaMemcpyHostToDevice, stream),
+          "params upload");
+  }
   check(detail::launch_pipeline(lay, logits.data, logits.dtype == DType::kBF16, logits.rows,
-                                logits.vocab, impl_->params.ptr, in, rng, out, logits.stream),
+                                logits.vocab, impl_->params.ptr, inline_params, in, rng, out,
+                                logits.stream),
         "pipeline launch");
 }
 

@@ -3,6 +3,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "backend/cuda/argmax.cuh"
 #include "backend/cuda/launch.hpp"
@@ -83,6 +87,28 @@ RowLayout layout_for(Kernel kernel, std::int64_t rows, std::int64_t vocab) {
   return fit;
 }
 
+// The layout depends on (blocks wanted per row, V) only. Computing it costs
+// several driver calls (attributes, cluster occupancy), so each kernel keeps
+// a small cache; the calls then stay off the per-launch path.
+struct LayoutCache {
+  std::mutex mu;
+  std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, RowLayout>> entries;
+};
+
+template <typename Kernel>
+RowLayout cached_layout(LayoutCache& cache, Kernel kernel, std::int64_t rows,
+                        std::int64_t vocab) {
+  const std::int64_t want = std::clamp<std::int64_t>((2 * sm_count() + rows - 1) / rows, 1, 16);
+  const std::pair<std::int64_t, std::int64_t> key{want, vocab};
+  const std::lock_guard<std::mutex> lock(cache.mu);
+  for (const auto& e : cache.entries)
+    if (e.first == key) return e.second;
+  const RowLayout l = layout_for(kernel, rows, vocab);
+  if (cache.entries.size() >= 64) cache.entries.erase(cache.entries.begin());
+  cache.entries.emplace_back(key, l);
+  return l;
+}
+
 template <typename Kernel, typename Args>
 int launch_rows(Kernel kernel, const RowLayout& lay, std::int64_t rows, const Args& args,
                 void* stream) {
@@ -127,19 +153,52 @@ int launch_argmax(const void* logits, bool bf16, std::int64_t rows, std::int64_t
 }
 
 RowLayout pipeline_layout(std::int64_t rows, std::int64_t vocab) noexcept {
-  return layout_for(dev::pipeline_kernel, rows, vocab);
+  static LayoutCache cache;
+  return cached_layout(cache, dev::pipeline_kernel, rows, vocab);
 }
 
 RowLayout logprobs_layout(std::int64_t rows, std::int64_t vocab) noexcept {
-  return layout_for(dev::logprobs_kernel, rows, vocab);
+  static LayoutCache cache;
+  return cached_layout(cache, dev::logprobs_kernel, rows, vocab);
+}
+
+static bool g_stamp = false;
+void set_pipeline_stamps(bool on) noexcept {
+  g_stamp = on;
+}
+int pipeline_stamps(long long* out16) noexcept {
+  return static_cast<int>(cudaMemcpyFromSymbol(out16, dev::g_pipeline_stamps, 16 * sizeof(long long)));
+}
+
+int pipeline_inline_rows() noexcept {
+  return dev::kInlineRows;
 }
 
 int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
-                    std::int64_t vocab, const RowParams* params, const PipelineInputs& in,
-                    RngState* rng, const PipelineOutputs& out, void* stream) noexcept {
-  const dev::PipelineArgs a{logits, bf16, vocab, lay.slice_len, lay.per_thread, params,
-                            in,     rng,  out};
+                    std::int64_t vocab, const RowParams* params, const RowParams* host_params,
+                    const PipelineInputs& in, RngState* rng, const PipelineOutputs& out,
+                    void* stream) noexcept {
+  dev::PipelineArgs a{logits, bf16, vocab, lay.slice_len, lay.per_thread, params, in, rng, out, {},
+                      g_stamp};
+  if (host_params != nullptr) {
+    if (rows > dev::kInlineRows) return static_cast<int>(cudaErrorInvalidValue);
+    a.params = nullptr;
+    std::memcpy(a.inline_params, host_params, static_cast<std::size_t>(rows) * sizeof(RowParams));
+  }
   return launch_rows(dev::pipeline_kernel, lay, rows, a, stream);
+}
+
+int pipeline_path_counts(unsigned long long* fast, unsigned long long* radix, bool reset) noexcept {
+  unsigned long long h[2] = {0, 0};
+  int err = static_cast<int>(cudaMemcpyFromSymbol(h, dev::g_pipeline_paths, sizeof(h)));
+  if (err != 0) return err;
+  if (fast != nullptr) *fast = h[0];
+  if (radix != nullptr) *radix = h[1];
+  if (reset) {
+    const unsigned long long z[2] = {0, 0};
+    err = static_cast<int>(cudaMemcpyToSymbol(dev::g_pipeline_paths, z, sizeof(z)));
+  }
+  return err;
 }
 
 int launch_logprobs(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,

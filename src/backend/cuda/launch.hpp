@@ -31,9 +31,21 @@ struct RowLayout {
 RowLayout pipeline_layout(std::int64_t rows, std::int64_t vocab) noexcept;
 RowLayout logprobs_layout(std::int64_t rows, std::int64_t vocab) noexcept;
 
+// Batches of at most pipeline_inline_rows() rows may pass host_params (read
+// at the call, copied into the kernel arguments: no upload); otherwise
+// host_params is null and params is the [B] device copy.
+int pipeline_inline_rows() noexcept;
 int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
-                    std::int64_t vocab, const RowParams* params, const PipelineInputs& in,
-                    RngState* rng, const PipelineOutputs& out, void* stream) noexcept;
+                    std::int64_t vocab, const RowParams* params, const RowParams* host_params,
+                    const PipelineInputs& in, RngState* rng, const PipelineOutputs& out,
+                    void* stream) noexcept;
+
+// Test hook (synchronous): sampled rows that finished on the candidate-ladder
+// fast path and on the full radix path since the last reset.
+// Profiling hook: clock64 stamps of row 0's first block at stage boundaries.
+void set_pipeline_stamps(bool on) noexcept;
+int pipeline_stamps(long long* out16) noexcept;
+int pipeline_path_counts(unsigned long long* fast, unsigned long long* radix, bool reset) noexcept;
 
 int launch_logprobs(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
                     std::int64_t vocab, const std::uint32_t* k, const std::int32_t* chosen,

@@ -9,17 +9,48 @@
 
 namespace nextok::cuda::dev {
 
+// Small batches pass their RowParams inside the kernel arguments (no
+// host-to-device copy before the launch); params is then null.
+constexpr int kInlineRows = 16;
+
 struct PipelineArgs {
   const void* logits;
   bool bf16;
   std::int64_t vocab;
   std::int32_t slice_len;   // L
   std::int32_t per_thread;  // P
-  const RowParams* params;
+  const RowParams* params;  // [B] in device memory, or null: inline_params
   PipelineInputs in;
   RngState* rng;
   PipelineOutputs out;
+  RowParams inline_params[kInlineRows];
+  bool stamp;  // profiling: rank 0 of row 0 writes g_pipeline_stamps
 };
+
+// Profiling hook: clock64() of block rank 0 of row 0 at stage boundaries,
+// [15] = globaltimer ns from start to end.
+__device__ long long g_pipeline_stamps[16];
+__device__ __forceinline__ void stamp_at(bool on, int i) {
+  if (on && blockIdx.x == 0 && threadIdx.x == 0) g_pipeline_stamps[i] = clock64();
+}
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Test hook: how many sampled rows finished on the fast path [0] and on the
+// full radix path [1] (one atomic per row, by rank 0's thread 0).
+__device__ unsigned long long g_pipeline_paths[2];
+
+__device__ __forceinline__ RowParams row_params(const PipelineArgs& a, int row) {
+  if (a.params != nullptr) return a.params[row];
+  RowParams p = a.inline_params[0];
+#pragma unroll
+  for (int i = 1; i < kInlineRows; ++i)
+    if (row == i) p = a.inline_params[i];
+  return p;
+}
 
 template <typename T>
 __device__ void load_slice(RowCtx& c, const T* x, std::int64_t vocab, const std::uint32_t* mask,
@@ -93,12 +124,13 @@ __device__ bool apply_penalties(RowCtx& c, const RowParams& p, const PipelineInp
 // and small enough; the caller then runs the full radix path.
 constexpr int kLevels = 16;
 constexpr int kCandCap = 2 * kRowThreads;
+__constant__ float kLadder[kLevels] = {
+    0.70710678f,  0.5f,          0.35355339f,      0.25f,
+    0.17677670f,  0.125f,        0.088388348f,     0.0625f,
+    0.044194174f, 0.03125f,      0.022097087f,     0.015625f,
+    0.00390625f,  0.0009765625f, 0.0001220703125f, 0.0000152587890625f};
 __device__ __forceinline__ float ladder_level(int l) {
-  constexpr float kTau[kLevels] = {
-      0.70710678f, 0.5f,         0.35355339f,    0.25f,          0.17677670f,   0.125f,
-      0.088388348f, 0.0625f,     0.044194174f,   0.03125f,       0.022097087f,  0.015625f,
-      0.00390625f,  0.0009765625f, 0.0001220703125f, 0.0000152587890625f};
-  return kTau[l];
+  return kLadder[l];
 }
 // e >= 2^-16, so e * 2^39 is an integer: exact, order-free masses.
 __device__ __forceinline__ unsigned long long fixed39(float e) {
@@ -109,7 +141,7 @@ __device__ __forceinline__ unsigned long long fixed39(float e) {
 
 template <typename Out>
 __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab, int n_local,
-                              int row, RngState* rng, const Out& out) {
+                              int row, RngState* rng, const Out& out, bool st) {
   float* s = c.sm->slice;
   const int tid = c.tid(), warp = tid >> 5;
   auto* wcnt = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);              // [32][16]
@@ -127,32 +159,49 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   const bool min_p = p.min_p > 0.0f;
   const bool top_k = p.top_k > 0 && p.top_k < vocab;
   double mine = 0.0;
-  // Level = number of ladder thresholds above e; a warp's equal levels are
-  // merged (match + reduce) so each bin gets one shared atomic per group.
+  // Level = number of ladder thresholds above e. First the levels present
+  // in the warp, then per present level (warp-uniform loop) every thread
+  // sums its own count and exact mass and the warp reduces them: no match,
+  // no shared atomics. Per-thread masses are < 2^45 (P < 64, e * 2^39 <=
+  // 2^39), so the 20-bit low and 25-bit high halves sum in 32 bits per warp.
+  unsigned present = 0;
   for (int j = 0; j < c.P; ++j) {
     const float e = s[x0 + j];
-    int lvl = kLevels;
     if (e > 0.0f) {
       mine += static_cast<double>(e);
-      lvl = 0;
+      int lvl = 0;
 #pragma unroll
       for (int l = 0; l < kLevels; ++l) lvl += e < ladder_level(l) ? 1 : 0;
-    }
-    const unsigned peers = __match_any_sync(kFull, lvl);
-    if (lvl < kLevels) {
-      const bool leader = lane == __ffs(peers) - 1;
-      if (top_p) {
-        const unsigned long long f = fixed39(e);
-        const unsigned lo = __reduce_add_sync(peers, static_cast<unsigned>(f & 0xFFFFFULL));
-        const unsigned hi = __reduce_add_sync(peers, static_cast<unsigned>(f >> 20));
-        if (leader)
-          atomicAdd(&wmass[warp * kLevels + lvl],
-                    (static_cast<unsigned long long>(hi) << 20) + static_cast<unsigned long long>(lo));
-      }
-      if (leader) atomicAdd(&wcnt[warp * kLevels + lvl], static_cast<unsigned>(__popc(peers)));
+      if (lvl < kLevels) present |= 1U << lvl;
     }
   }
+  present = __reduce_or_sync(kFull, present);
+  while (present != 0U) {
+    const int l = __ffs(static_cast<int>(present)) - 1;
+    present &= present - 1U;
+    const float lo_t = kLadder[l];
+    const float hi_t = l == 0 ? kPosInf : kLadder[l - 1];
+    unsigned n = 0;
+    unsigned long long f = 0;
+    for (int j = 0; j < c.P; ++j) {
+      const float e = s[x0 + j];
+      if (e >= lo_t && e < hi_t) {
+        ++n;
+        if (top_p) f += fixed39(e);
+      }
+    }
+    n = __reduce_add_sync(kFull, n);
+    if (top_p) {
+      const unsigned lo = __reduce_add_sync(kFull, static_cast<unsigned>(f & 0xFFFFFULL));
+      const unsigned hi = __reduce_add_sync(kFull, static_cast<unsigned>(f >> 20));
+      if (lane == 0)
+        wmass[warp * kLevels + l] =
+            (static_cast<unsigned long long>(hi) << 20) + static_cast<unsigned long long>(lo);
+    }
+    if (lane == 0) wcnt[warp * kLevels + l] = n;
+  }
   __syncthreads();
+  stamp_at(st, 5);
   if (tid < kLevels) {
     std::uint32_t n = 0;
     unsigned long long m = 0;
@@ -168,6 +217,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   double total = 0.0;
   for (int r = 0; r < c.csize; ++r) total += c.peer(r, ph).d0;
   const double limit = static_cast<double>(p.top_p) * total;
+  stamp_at(st, 6);
   // Every (rank, level) bin in one parallel round of DSMEM loads, then warp 0
   // scans the levels and picks the smallest sufficient one.
   if (tid < kLevels * c.csize) {
@@ -205,6 +255,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   __syncthreads();
   const int level = c.bs->bcast_i[1];
   __syncthreads();
+  stamp_at(st, 7);
   if (level < 0) return false;
   const float tau = ladder_level(level);
 
@@ -233,6 +284,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     }
   }
   c.cl.sync();
+  stamp_at(st, 8);
   if (out.probs != nullptr) {
     float* pr = out.probs + row * vocab;
     for (int xi = tid; xi < n_local; xi += kRowThreads)
@@ -246,29 +298,22 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   std::uint32_t* ord_p = c.sm->g_cnt;                                              // by rank_p
   auto* ord_k = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);              // by rank_k
   auto* flag = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[1]);               // by idx
-  {
-    const int i0 = tid, i1 = tid + kRowThreads;
-    const std::uint32_t k0 = i0 < N ? key[i0] : 0U, k1 = i1 < N ? key[i1] : 0U;
-    int gt0 = 0, lo0 = 0, eq0 = 0, gt1 = 0, lo1 = 0, eq1 = 0;
+  // One candidate per thread (only warps that hold one loop over all N).
+  for (int i = tid; i < N; i += kRowThreads) {
+    const std::uint32_t ki = key[i];
+    int gt = 0, eq = 0, lo = 0;
+#pragma unroll 4
     for (int j = 0; j < N; ++j) {
       const std::uint32_t kj = key[j];
-      gt0 += kj > k0 ? 1 : 0;
-      eq0 += kj == k0 ? 1 : 0;
-      lo0 += (kj == k0 && j < i0) ? 1 : 0;
-      gt1 += kj > k1 ? 1 : 0;
-      eq1 += kj == k1 ? 1 : 0;
-      lo1 += (kj == k1 && j < i1) ? 1 : 0;
+      gt += kj > ki ? 1 : 0;
+      eq += kj == ki ? 1 : 0;
+      lo += (kj == ki && j < i) ? 1 : 0;
     }
-    if (i0 < N) {
-      ord_k[gt0 + lo0] = static_cast<std::uint32_t>(i0);
-      ord_p[gt0 + (eq0 - 1 - lo0)] = static_cast<std::uint32_t>(i0);
-    }
-    if (i1 < N) {
-      ord_k[gt1 + lo1] = static_cast<std::uint32_t>(i1);
-      ord_p[gt1 + (eq1 - 1 - lo1)] = static_cast<std::uint32_t>(i1);
-    }
+    ord_k[gt + lo] = static_cast<std::uint32_t>(i);
+    ord_p[gt + (eq - 1 - lo)] = static_cast<std::uint32_t>(i);
   }
   __syncthreads();
+  stamp_at(st, 9);
   // Top-p in (e desc, id desc) order: keep while the mass before < limit.
   {
     const int a = 2 * tid, b = 2 * tid + 1;
@@ -296,6 +341,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     if (b < N) flag[ord_k[b]] = (fb != 0 && (!top_k || ex + fa < p.top_k)) ? 1U : 0U;
   }
   __syncthreads();
+  stamp_at(st, 10);
   // Draw in id order.
   const int a = 2 * tid, b = 2 * tid + 1;
   const bool sa = a < N && flag[a] != 0U, sb = b < N && flag[b] != 0U;
@@ -327,7 +373,9 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     out.tokens[row] = pick >= 0 ? ids[pick] : -1;  // -1: nothing survived, as below
     out.status[row] = 0;
     g->state = old * Pcg32::kMultiplier + g->inc;
+    atomicAdd(&g_pipeline_paths[0], 1ULL);
   }
+  stamp_at(st, 11);
   if (out.probs != nullptr) {
     float* pr = out.probs + row * vocab;
     if (a < N) pr[ids[a]] = sa ? static_cast<float>(va / S) : 0.0f;
@@ -339,6 +387,9 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
 __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a) {
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ BlockStorage bs;
+  const bool st = a.stamp;
+  const unsigned long long t_start = st ? global_ns() : 0ULL;
+  stamp_at(st, 0);
   RowCtx c{cg::this_cluster(), 0, 0, a.per_thread, 0, reinterpret_cast<RowSmem*>(dyn), &bs, 0};
   c.rank = static_cast<int>(c.cl.block_rank());
   c.csize = static_cast<int>(c.cl.num_blocks());
@@ -346,7 +397,7 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
   c.base = static_cast<std::int64_t>(c.rank) * a.slice_len;
   const int n_local = local_count(a.vocab, c.base, a.slice_len);
   if (c.tid() == 0) bs.hist_buf = 0;
-  const RowParams p = a.params[row];
+  const RowParams p = row_params(a, row);
   const std::uint32_t* mask =
       a.in.mask == nullptr ? nullptr
                            : a.in.mask + static_cast<std::int64_t>(row) * ((a.vocab + 31) / 32);
@@ -361,7 +412,9 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
     load_slice(c, static_cast<const float*>(a.logits) + row * a.vocab, a.vocab, mask, n_local, nan);
   }
   nan = c.block_or(nan);
+  stamp_at(st, 1);
   const bool bad_history = apply_penalties(c, p, a.in, row, a.vocab, n_local);
+  stamp_at(st, 2);
 
   // Max / argmax of the processed logits.
   ArgMax am{kNegInf, INT32_MAX};
@@ -380,26 +433,27 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
     any_nan |= q.i1;
   }
   const float m = best.value;
-  RowStatus st = RowStatus::kOk;
+  stamp_at(st, 3);
+  RowStatus status = RowStatus::kOk;
   if (any_nan) {
-    st = RowStatus::kNanLogits;
+    status = RowStatus::kNanLogits;
   } else if (bad_history) {
-    st = RowStatus::kBadHistory;
+    status = RowStatus::kBadHistory;
   } else if (best.index == INT32_MAX) {
-    st = RowStatus::kNoViableToken;
+    status = RowStatus::kNoViableToken;
   } else if (m == kPosInf) {
-    st = RowStatus::kNonFiniteLogits;
+    status = RowStatus::kNonFiniteLogits;
   }
   const bool greedy = !(p.temperature > 0.0f);
-  if (st != RowStatus::kOk || greedy) {
+  if (status != RowStatus::kOk || greedy) {
     if (c.rank == 0 && c.tid() == 0) {
-      a.out.tokens[row] = st == RowStatus::kOk ? best.index : -1;
-      a.out.status[row] = static_cast<std::int32_t>(st);
+      a.out.tokens[row] = status == RowStatus::kOk ? best.index : -1;
+      a.out.status[row] = static_cast<std::int32_t>(status);
     }
     if (a.out.probs != nullptr) {
       float* pr = a.out.probs + row * a.vocab;
       for (int xi = c.tid(); xi < n_local; xi += kRowThreads)
-        pr[c.base + xi] = (st == RowStatus::kOk && c.base + xi == best.index) ? 1.0f : 0.0f;
+        pr[c.base + xi] = (status == RowStatus::kOk && c.base + xi == best.index) ? 1.0f : 0.0f;
     }
     c.cl.sync();
     return;
@@ -413,7 +467,11 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
     s[xi] = exp_f32(t - shift);
   }
   __syncthreads();
-  if (fast_pipeline(c, p, a.vocab, n_local, row, a.rng, a.out)) return;
+  stamp_at(st, 4);
+  if (fast_pipeline(c, p, a.vocab, n_local, row, a.rng, a.out, st)) {
+    if (st && blockIdx.x == 0 && threadIdx.x == 0) g_pipeline_stamps[15] = static_cast<long long>(global_ns() - t_start);
+    return;
+  }
   auto key = [&](int xi) { return __float_as_uint(s[xi]); };
 
   // Stage 7: top-p, boundary tie group cut by id (higher ids survive).
@@ -534,6 +592,7 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
     a.out.tokens[row] = token;
     a.out.status[row] = 0;
     g->state = old * Pcg32::kMultiplier + g->inc;
+    atomicAdd(&g_pipeline_paths[1], 1ULL);
   }
   if (a.out.probs != nullptr) {
     float* pr = a.out.probs + row * a.vocab;
