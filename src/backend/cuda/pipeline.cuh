@@ -124,6 +124,7 @@ __device__ bool apply_penalties(RowCtx& c, const RowParams& p, const PipelineInp
 // and small enough; the caller then runs the full radix path.
 constexpr int kLevels = 16;
 constexpr int kCandCap = 2 * kRowThreads;
+static_assert(kRowThreads == 32 * 32, "warp 0 folds exactly 32 per-warp results");
 __constant__ float kLadder[kLevels] = {
     0.70710678f,  0.5f,          0.35355339f,      0.25f,
     0.17677670f,  0.125f,        0.088388348f,     0.0625f,
@@ -139,67 +140,142 @@ __device__ __forceinline__ unsigned long long fixed39(float e) {
   return static_cast<unsigned long long>((k & 0x7FFFFFU) | 0x800000U) << (ex - 111);
 }
 
+// Level of a weight 0 < e <= 1 from its exponent: kk = 127 - exponent
+// (e in [2^-kk, 2^(1-kk))). Levels 0-11 pair up per exponent (the power of
+// two 2^-kk and the half step kLadder[2kk-2] inside [2^-kk, 2^(1-kk))), so
+// one compare decides; levels 12-15 are whole exponent ranges. Returns the
+// same level as counting the thresholds above e (16: below 2^-16).
+// v = significand << (kmax - kk), kmax the largest kk of the level, so
+// e * 2^39 = v << (16 - kmax): per-thread per-level sums fit in 32 bits
+// (P < 64, v < 2^26).
+__device__ __forceinline__ int ladder_bin(float e, std::uint32_t& v) {
+  const std::uint32_t k = __float_as_uint(e);
+  const int kk = max(127 - static_cast<int>(k >> 23), 0);
+  const std::uint32_t sig = (k & 0x7FFFFFU) | 0x800000U;
+  int lvl = 16, kmax = 16;
+  if (kk <= 6) {
+    const float half = kk <= 1 ? kLadder[0]
+                       : kk == 2 ? kLadder[2]
+                       : kk == 3 ? kLadder[4]
+                       : kk == 4 ? kLadder[6]
+                       : kk == 5 ? kLadder[8]
+                                 : kLadder[10];
+    kmax = max(kk, 1);
+    lvl = 2 * kmax - 2 + (e < half ? 1 : 0);
+  } else if (kk <= 8) {
+    lvl = 12, kmax = 8;
+  } else if (kk <= 10) {
+    lvl = 13, kmax = 10;
+  } else if (kk <= 13) {
+    lvl = 14, kmax = 13;
+  } else if (kk <= 16) {
+    lvl = 15, kmax = 16;
+  }
+  v = lvl < kLevels ? sig << (kmax - kk) : 0U;
+  return lvl;
+}
+__device__ __forceinline__ int ladder_kmax(int l) {
+  return l < 12 ? l / 2 + 1 : (l == 12 ? 8 : (l == 13 ? 10 : (l == 14 ? 13 : 16)));
+}
+
 template <typename Out>
 __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab, int n_local,
-                              int row, RngState* rng, const Out& out, bool st) {
+                              int row, RngState* rng, const Out& out, bool st, float inv_t,
+                              float shift) {
   float* s = c.sm->slice;
   const int tid = c.tid(), warp = tid >> 5;
   auto* wcnt = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);              // [32][16]
   auto* wmass = reinterpret_cast<unsigned long long*>(c.sm->local_sum[1]);        // [32][16]
   std::uint32_t* bcnt = c.sm->g_cnt;                                               // [16]
   auto* bmass = reinterpret_cast<unsigned long long*>(c.sm->g_w);                  // [16]
-  for (int i = tid; i < 32 * kLevels; i += kRowThreads) {
-    wcnt[i] = 0;
-    wmass[i] = 0;
-  }
-  __syncthreads();
   const int x0 = tid * c.P;
   const int lane = tid & 31;
   const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
   const bool min_p = p.min_p > 0.0f;
   const bool top_k = p.top_k > 0 && p.top_k < vocab;
   double mine = 0.0;
-  // Level = number of ladder thresholds above e. First the levels present
-  // in the warp, then per present level (warp-uniform loop) every thread
-  // sums its own count and exact mass and the warp reduces them: no match,
-  // no shared atomics. Per-thread masses are < 2^45 (P < 64, e * 2^39 <=
-  // 2^39), so the 20-bit low and 25-bit high halves sum in 32 bits per warp.
-  unsigned present = 0;
+  // Stage 6 fused with the ladder binning: e = exp(w/T - m/T) in place and,
+  // with e still in a register, its level (from the exponent) and exact
+  // mass. Per thread: 8-bit counts packed four levels to a word (registers)
+  // and, for top-p, one 32-bit scaled mass per level in a private
+  // shared-memory column bin[l][tid] (conflict-free: 1024 is a multiple of
+  // the 32 banks). Bins 0-11 live in local_cnt + local_sum (contiguous),
+  // 12-15 in g_w; all are dead before the warp results are stored.
+  // Then warp reductions. Same integers, same decision as 16 compares per id.
+  static_assert(offsetof(RowSmem, local_sum) == sizeof(RowSmem::local_cnt), "bins 0-11");
+  static_assert(sizeof(RowSmem::local_cnt) + sizeof(RowSmem::local_sum) >=
+                    12 * kRowThreads * sizeof(std::uint32_t), "bins 0-11");
+  static_assert(sizeof(RowSmem::g_w) >= 4 * kRowThreads * sizeof(std::uint32_t), "bins 12-15");
+  std::uint32_t* bin_a = &c.sm->local_cnt[0][0] + tid;
+  std::uint32_t* bin_b = reinterpret_cast<std::uint32_t*>(c.sm->g_w) + tid;
+  auto bin = [&](int l) -> std::uint32_t& {
+    return l < 12 ? bin_a[l * kRowThreads] : bin_b[(l - 12) * kRowThreads];
+  };
+  if (top_p) {
+#pragma unroll
+    for (int l = 0; l < kLevels; ++l) bin(l) = 0;
+  }
+  std::uint32_t cp0 = 0, cp1 = 0, cp2 = 0, cp3 = 0;
   for (int j = 0; j < c.P; ++j) {
-    const float e = s[x0 + j];
+    const int xi = x0 + j;  // the thread's own chunk: n below needs it
+    const float t = s[xi] * inv_t;
+    const float e = exp_f32(t - shift);
+    s[xi] = e;
     if (e > 0.0f) {
       mine += static_cast<double>(e);
-      int lvl = 0;
-#pragma unroll
-      for (int l = 0; l < kLevels; ++l) lvl += e < ladder_level(l) ? 1 : 0;
-      if (lvl < kLevels) present |= 1U << lvl;
-    }
-  }
-  present = __reduce_or_sync(kFull, present);
-  while (present != 0U) {
-    const int l = __ffs(static_cast<int>(present)) - 1;
-    present &= present - 1U;
-    const float lo_t = kLadder[l];
-    const float hi_t = l == 0 ? kPosInf : kLadder[l - 1];
-    unsigned n = 0;
-    unsigned long long f = 0;
-    for (int j = 0; j < c.P; ++j) {
-      const float e = s[x0 + j];
-      if (e >= lo_t && e < hi_t) {
-        ++n;
-        if (top_p) f += fixed39(e);
+      std::uint32_t v = 0;
+      const int lvl = ladder_bin(e, v);
+      if (lvl < kLevels) {
+        const std::uint32_t inc = 1U << ((lvl & 3) * 8);
+        const int w = lvl >> 2;
+        cp0 += w == 0 ? inc : 0U;
+        cp1 += w == 1 ? inc : 0U;
+        cp2 += w == 2 ? inc : 0U;
+        cp3 += w == 3 ? inc : 0U;
+        if (top_p) bin(lvl) += v;
       }
     }
-    n = __reduce_add_sync(kFull, n);
-    if (top_p) {
-      const unsigned lo = __reduce_add_sync(kFull, static_cast<unsigned>(f & 0xFFFFFULL));
-      const unsigned hi = __reduce_add_sync(kFull, static_cast<unsigned>(f >> 20));
-      if (lane == 0)
-        wmass[warp * kLevels + l] =
-            (static_cast<unsigned long long>(hi) << 20) + static_cast<unsigned long long>(lo);
-    }
-    if (lane == 0) wcnt[warp * kLevels + l] = n;
   }
+  stamp_at(st, 4);
+  // Lane l of each warp keeps level l's warp count and mass; lane 0 the
+  // warp's double sum of e (S: warp tree sums, then warp 0 sums the 32 warp
+  // sums in a fixed order below; no CUB reduce).
+  unsigned my_cnt = 0;
+  unsigned long long my_mass = 0;
+  double ws = mine;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) ws += __shfl_down_sync(kFull, ws, o);
+  {
+    const std::uint32_t cw[4] = {cp0, cp1, cp2, cp3};
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      // Bytes 0,2 and 1,3 summed in 16-bit fields (<= 32 * 255).
+      const unsigned ev = __reduce_add_sync(kFull, cw[q] & 0x00FF00FFU);
+      const unsigned od = __reduce_add_sync(kFull, (cw[q] >> 8) & 0x00FF00FFU);
+      if (lane == 4 * q + 0) my_cnt = ev & 0xFFFFU;
+      if (lane == 4 * q + 1) my_cnt = od & 0xFFFFU;
+      if (lane == 4 * q + 2) my_cnt = ev >> 16;
+      if (lane == 4 * q + 3) my_cnt = od >> 16;
+    }
+    if (top_p) {
+#pragma unroll
+      for (int l = 0; l < kLevels; ++l) {
+        const std::uint32_t m = bin(l);
+        const unsigned lo = __reduce_add_sync(kFull, m & 0xFFFFU);
+        const unsigned hi = __reduce_add_sync(kFull, m >> 16);
+        if (lane == l)
+          my_mass = ((static_cast<unsigned long long>(hi) << 16) + static_cast<unsigned long long>(lo))
+                    << (16 - ladder_kmax(l));
+      }
+    }
+  }
+  __syncthreads();  // every bin read: the warp results may overwrite them
+  double* wsum = c.sm->g_w + 2 * kLevels;  // [32], after bmass[16]
+  if (lane < kLevels) {
+    wcnt[warp * kLevels + lane] = my_cnt;
+    wmass[warp * kLevels + lane] = my_mass;
+  }
+  if (lane == 0) wsum[warp] = ws;
   __syncthreads();
   stamp_at(st, 5);
   if (tid < kLevels) {
@@ -212,8 +288,13 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     bcnt[tid] = n;
     bmass[tid] = m;
   }
-  const double block_total = c.block_sum(mine);
-  const int ph = c.exchange(Slot{block_total, 0, 0, 0, 0});
+  double block_total = 0.0;
+  if (warp == 0) {
+    block_total = wsum[lane];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) block_total += __shfl_down_sync(kFull, block_total, o);
+  }
+  const int ph = c.exchange(Slot{block_total, 0, 0, 0, 0});  // tid 0 posts
   double total = 0.0;
   for (int r = 0; r < c.csize; ++r) total += c.peer(r, ph).d0;
   const double limit = static_cast<double>(p.top_p) * total;
@@ -260,17 +341,22 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   const float tau = ladder_level(level);
 
   // Gather e >= tau in id order into rank 0: key bits and ids.
-  int n = 0;
-  for (int j = 0; j < c.P; ++j) n += s[x0 + j] >= tau ? 1 : 0;
-  int pre = 0, btot = 0;
-  cub::BlockScan<int, kRowThreads>(c.bs->cub.si).ExclusiveSum(n, pre, btot);
-  const int ph2 = c.exchange(Slot{0, 0, btot, 0, 0});
-  int before = 0, N = 0;
-  for (int r = 0; r < c.csize; ++r) {
-    const int q = c.peer(r, ph2).i0;
-    if (r < c.rank) before += q;
-    N += q;
-  }
+  // n = this thread's ids with e >= tau = its counts of levels <= level.
+  auto low_bytes = [](std::uint32_t w, int nb) {
+    const std::uint32_t m = nb >= 4 ? 0xFFFFFFFFU : (nb <= 0 ? 0U : (1U << (8 * nb)) - 1U);
+    return static_cast<int>(__dp4a(w & m, 0x01010101U, 0U));
+  };
+  int n = low_bytes(cp0, level + 1) + low_bytes(cp1, level - 3) + low_bytes(cp2, level - 7) +
+          low_bytes(cp3, level - 11);
+  int pre = 0;
+  cub::BlockScan<int, kRowThreads>(c.bs->cub.si).ExclusiveSum(n, pre);
+  // Every rank's count of e >= tau is already in the (rank, level) table
+  // (wcnt, loaded above): no exchange. Lane r sums rank r's levels <= level.
+  int q = 0;
+  if (lane < c.csize)
+    for (int l = 0; l <= level; ++l) q += static_cast<int>(wcnt[lane * kLevels + l]);
+  const int before = static_cast<int>(__reduce_add_sync(kFull, lane < c.rank ? q : 0));
+  const int N = static_cast<int>(__reduce_add_sync(kFull, q));
   std::uint32_t* ckey = c.cl.map_shared_rank(c.sm->local_cnt[0], 0);
   std::int32_t* cid = reinterpret_cast<std::int32_t*>(c.cl.map_shared_rank(c.sm->local_cnt[1], 0));
   int pos = before + pre;
@@ -423,8 +509,28 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
     const float v = s[x0 + j];
     if (v > kNegInf) am = better(am, {v, static_cast<std::int32_t>(c.base + x0 + j)});
   }
-  am = c.block_argmax(am);
-  const int ph0 = c.exchange(Slot{am.value, 0, am.index, nan, 0});
+  // Warp shuffles, one block barrier, then warp 0 folds the 32 warp results
+  // (better() is associative and commutative: any order gives the same pair).
+  {
+    const int lane = c.tid() & 31, warp = c.tid() >> 5;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+      am = better(am, {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
+    float* wv = reinterpret_cast<float*>(c.sm->local_cnt[0]);
+    std::int32_t* wi = reinterpret_cast<std::int32_t*>(c.sm->local_cnt[1]);
+    if (lane == 0) {
+      wv[warp] = am.value;
+      wi[warp] = am.index;
+    }
+    __syncthreads();
+    if (warp == 0) {
+      am = ArgMax{wv[lane], wi[lane]};
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1)
+        am = better(am, {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
+    }
+  }
+  const int ph0 = c.exchange(Slot{am.value, 0, am.index, nan, 0});  // tid 0 posts
   ArgMax best{kNegInf, INT32_MAX};
   int any_nan = 0;
   for (int r = 0; r < c.csize; ++r) {
@@ -459,16 +565,11 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
     return;
   }
 
-  // Stage 6: e = exp(w/T - m/T), in place.
+  // Stage 6: e = exp(w/T - m/T), in place (inside fast_pipeline, fused
+  // with the ladder binning; the radix path below reuses the weights).
   const float inv_t = static_cast<float>(1.0 / static_cast<double>(p.temperature));
   const float shift = m * inv_t;
-  for (int xi = c.tid(); xi < c.cap(); xi += kRowThreads) {
-    const float t = s[xi] * inv_t;
-    s[xi] = exp_f32(t - shift);
-  }
-  __syncthreads();
-  stamp_at(st, 4);
-  if (fast_pipeline(c, p, a.vocab, n_local, row, a.rng, a.out, st)) {
+  if (fast_pipeline(c, p, a.vocab, n_local, row, a.rng, a.out, st, inv_t, shift)) {
     if (st && blockIdx.x == 0 && threadIdx.x == 0) g_pipeline_stamps[15] = static_cast<long long>(global_ns() - t_start);
     return;
   }
