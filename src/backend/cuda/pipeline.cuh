@@ -384,19 +384,37 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   std::uint32_t* ord_p = c.sm->g_cnt;                                              // by rank_p
   auto* ord_k = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);              // by rank_k
   auto* flag = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[1]);               // by idx
-  // One candidate per thread (only warps that hold one loop over all N).
-  for (int i = tid; i < N; i += kRowThreads) {
-    const std::uint32_t ki = key[i];
+  // grp threads per candidate (a power of two <= 32, as many as fit in the
+  // block): each counts over every grp-th other candidate, then the partial
+  // integer counts are summed with xor shuffles inside the group. The sweep
+  // loop is block-uniform; warps without a candidate in a sweep skip it.
+  int grp = 1;
+  while (grp < 32 && N * (2 * grp) <= kRowThreads) grp *= 2;
+  const int gi = tid / grp, gl = tid % grp, per = kRowThreads / grp;
+  for (int i0 = 0; i0 < N; i0 += per) {
+    if (i0 + (warp * 32) / grp >= N) continue;  // warp-uniform
+    const int i = i0 + gi;
+    const bool act = i < N;
+    const std::uint32_t ki = act ? key[i] : 0U;
     int gt = 0, eq = 0, lo = 0;
+    if (act) {
 #pragma unroll 4
-    for (int j = 0; j < N; ++j) {
-      const std::uint32_t kj = key[j];
-      gt += kj > ki ? 1 : 0;
-      eq += kj == ki ? 1 : 0;
-      lo += (kj == ki && j < i) ? 1 : 0;
+      for (int j = gl; j < N; j += grp) {
+        const std::uint32_t kj = key[j];
+        gt += kj > ki ? 1 : 0;
+        eq += kj == ki ? 1 : 0;
+        lo += (kj == ki && j < i) ? 1 : 0;
+      }
     }
-    ord_k[gt + lo] = static_cast<std::uint32_t>(i);
-    ord_p[gt + (eq - 1 - lo)] = static_cast<std::uint32_t>(i);
+    for (int o = 1; o < grp; o <<= 1) {
+      gt += __shfl_xor_sync(kFull, gt, o);
+      eq += __shfl_xor_sync(kFull, eq, o);
+      lo += __shfl_xor_sync(kFull, lo, o);
+    }
+    if (act && gl == 0) {
+      ord_k[gt + lo] = static_cast<std::uint32_t>(i);
+      ord_p[gt + (eq - 1 - lo)] = static_cast<std::uint32_t>(i);
+    }
   }
   __syncthreads();
   stamp_at(st, 9);
