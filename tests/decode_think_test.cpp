@@ -5,6 +5,7 @@
 #include "decode/stop_strings.hpp"
 #include "nextok/error.hpp"
 #include "nextok/think.hpp"
+#include "support/decode_fixture.hpp"
 
 using namespace nextok;
 
@@ -125,3 +126,33 @@ TEST(StopStrings, BadStopListsAreInvalidArguments) {
     EXPECT_EQ(e.param(), "stop");
   }
 }
+
+namespace nextok {
+namespace {
+
+// Think routing from the vocabulary and the rendered prompt; a budget needs
+// the markers.
+TEST(ThinkOptionsFor, FromVocabularyAndPrompt) {
+  const Vocabulary& qwen = testing::qwen3().vocab();
+  const ThinkOptions open = think_options_for(qwen, "<|im_start|>assistant\n<think>\n", 7u);
+  EXPECT_TRUE(open.enabled);
+  EXPECT_TRUE(open.starts_open);
+  EXPECT_EQ(open.budget, 7u);
+  const ThinkOptions closed = think_options_for(qwen, "<think>\n\n</think>\n\n");
+  EXPECT_TRUE(closed.enabled);
+  EXPECT_FALSE(closed.starts_open);
+  EXPECT_FALSE(closed.budget.has_value());
+
+  const auto llama = Tokenizer::from_dir(std::filesystem::path(NEXTOK_TOKENIZERS_DIR) / "llama3.1");
+  EXPECT_FALSE(think_options_for(llama.vocab(), "<think>").enabled);
+  try {
+    think_options_for(llama.vocab(), "hi", 5u);
+    ADD_FAILURE() << "a budget without think tokens must throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(e.param(), "thinking_budget");
+  }
+}
+
+}  // namespace
+}  // namespace nextok

@@ -132,14 +132,7 @@ GenerateSession::GenerateSession(GenerateArgs& a) : a_(a) {
   opt_.stop = a.stop;
 
   // Think routing when the vocabulary has the markers.
-  opt_.think = think_options_for(tok.vocab(), rendered);
-  if (a.thinking_budget) {
-    if (!opt_.think.enabled) {
-      throw Error(ErrorCode::kInvalidArgument, "thinking_budget",
-                  "this model's vocabulary has no <think> / </think> tokens");
-    }
-    opt_.think.budget = a.thinking_budget;
-  }
+  opt_.think = think_options_for(tok.vocab(), rendered, a.thinking_budget);
 
   // Constraint.
   if (a.json_object || !a.json_schema.empty()) {

@@ -27,8 +27,10 @@ struct ThinkOptions {
 
 // Think routing for a prompt: enabled when the vocabulary has both markers;
 // starts_open when the rendered prompt ends inside an open block (Qwen3's
-// generation prompt).
-ThinkOptions think_options_for(const Vocabulary& vocab, std::string_view rendered_prompt);
+// generation prompt). A budget needs the markers: without them it throws
+// Error{kInvalidArgument, "thinking_budget"}.
+ThinkOptions think_options_for(const Vocabulary& vocab, std::string_view rendered_prompt,
+                               std::optional<std::uint32_t> budget = std::nullopt);
 
 class ThinkSplitter {
  public:

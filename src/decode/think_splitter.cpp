@@ -27,10 +27,18 @@ const char* channel_name(Channel channel) noexcept {
   return channel == Channel::kReasoning ? "reasoning" : "content";
 }
 
-ThinkOptions think_options_for(const Vocabulary& vocab, std::string_view rendered) {
+ThinkOptions think_options_for(const Vocabulary& vocab, std::string_view rendered,
+                               std::optional<std::uint32_t> budget) {
   ThinkOptions opt;
-  if (!vocab.find(opt.open) || !vocab.find(opt.close)) return opt;
+  if (!vocab.find(opt.open) || !vocab.find(opt.close)) {
+    if (budget) {
+      throw Error(ErrorCode::kInvalidArgument, "thinking_budget",
+                  "this model's vocabulary has no <think> / </think> tokens");
+    }
+    return opt;
+  }
   opt.enabled = true;
+  opt.budget = budget;
   const auto pos = rendered.rfind(opt.open);
   opt.starts_open =
       pos != std::string_view::npos && rendered.find(opt.close, pos) == std::string_view::npos &&

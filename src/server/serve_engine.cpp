@@ -188,13 +188,10 @@ std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r) const {
     throw ApiError::from(e);
   }
   o.stop = r.stop;
-  o.think = think_options_for(vocab(), rendered);
-  if (r.thinking_budget) {
-    if (!o.think.enabled) {
-      throw ApiError::bad_param("thinking_budget",
-                                "this model's vocabulary has no <think> / </think> tokens.");
-    }
-    o.think.budget = r.thinking_budget;
+  try {
+    o.think = think_options_for(vocab(), rendered, r.thinking_budget);
+  } catch (const Error& e) {
+    throw ApiError::bad_param(e.param(), e.what());
   }
   if (r.format != ResponseFormat::kText) {
     job->constraint = std::make_unique<JsonConstraint>(grammar(r));

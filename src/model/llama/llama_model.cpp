@@ -115,8 +115,7 @@ struct LlamaModel::Impl {
     forward(tokens, tokens.size() == 1 || all_logits, all_logits ? 0 : tokens.size() - 1);
     s.n_past += tokens.size();
     const std::size_t n = all_logits ? tokens.size() : 1;
-    s.logits.assign(logits.begin(),
-                    logits.begin() + static_cast<std::ptrdiff_t>(n * w.output.rows));
+    s.logits.swap(logits);  // forward() computed exactly the n rows asked for
     s.logits_rows = static_cast<std::int64_t>(n);
   }
   // One token for each of several sequences, in one pass over the weights.
