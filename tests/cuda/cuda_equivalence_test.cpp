@@ -392,6 +392,17 @@ TEST(CudaPipeline, DISABLED_StageProfile) {
     std::array<long long, 16> s{};
     ASSERT_EQ(0, cuda::detail::pipeline_stamps(s.data()));
     runs.push_back(s);
+    if (i >= 18) {
+      std::array<unsigned long long, 64> b{};
+      ASSERT_EQ(0, cuda::detail::pipeline_block_ns(b.data()));
+      unsigned long long t0 = b[0];
+      for (int k = 0; k < 16; ++k) t0 = std::min(t0, b[static_cast<std::size_t>(4 * k)]);
+      std::printf("run %d blocks (ns from first entry: entry/load/max/bins):", i);
+      for (int k = 0; k < 16; ++k)
+        std::printf(" %llu/%llu/%llu/%llu", b[4 * k] - t0, b[4 * k + 1] - t0, b[4 * k + 2] - t0,
+                    b[4 * k + 3] - t0);
+      std::printf("\n");
+    }
   }
   cuda::detail::set_pipeline_stamps(false);
   const cuda::detail::RowLayout lay = cuda::detail::pipeline_layout(1, 151936);

@@ -170,6 +170,10 @@ int pipeline_stamps(long long* out16) noexcept {
   return static_cast<int>(cudaMemcpyFromSymbol(out16, dev::g_pipeline_stamps, 16 * sizeof(long long)));
 }
 
+int pipeline_block_ns(unsigned long long* out64) noexcept {
+  return static_cast<int>(cudaMemcpyFromSymbol(out64, dev::g_block_ns, 64 * sizeof(unsigned long long)));
+}
+
 int pipeline_inline_rows() noexcept {
   return dev::kInlineRows;
 }

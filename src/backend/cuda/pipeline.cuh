@@ -38,6 +38,12 @@ __device__ __forceinline__ unsigned long long global_ns() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
+// Profiling hook: globaltimer ns of every block of row 0 (up to 16) at
+// entry and after stages 1, 3 and 6: launch skew and barrier waits.
+__device__ unsigned long long g_block_ns[16][4];
+__device__ __forceinline__ void block_stamp(bool on, int i) {
+  if (on && blockIdx.x < 16 && threadIdx.x == 0) g_block_ns[blockIdx.x][i] = global_ns();
+}
 
 // Test hook: how many sampled rows finished on the fast path [0] and on the
 // full radix path [1] (one atomic per row, by rank 0's thread 0).
@@ -299,6 +305,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   for (int r = 0; r < c.csize; ++r) total += c.peer(r, ph).d0;
   const double limit = static_cast<double>(p.top_p) * total;
   stamp_at(st, 6);
+  block_stamp(st, 3);
   // Every (rank, level) bin in one parallel round of DSMEM loads, then warp 0
   // scans the levels and picks the smallest sufficient one.
   if (tid < kLevels * c.csize) {
@@ -494,6 +501,7 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
   const bool st = a.stamp;
   const unsigned long long t_start = st ? global_ns() : 0ULL;
   stamp_at(st, 0);
+  block_stamp(st, 0);
   RowCtx c{cg::this_cluster(), 0, 0, a.per_thread, 0, reinterpret_cast<RowSmem*>(dyn), &bs, 0};
   c.rank = static_cast<int>(c.cl.block_rank());
   c.csize = static_cast<int>(c.cl.num_blocks());
@@ -517,6 +525,7 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
   }
   nan = c.block_or(nan);
   stamp_at(st, 1);
+  block_stamp(st, 1);
   const bool bad_history = apply_penalties(c, p, a.in, row, a.vocab, n_local);
   stamp_at(st, 2);
 
@@ -558,6 +567,7 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
   }
   const float m = best.value;
   stamp_at(st, 3);
+  block_stamp(st, 2);
   RowStatus status = RowStatus::kOk;
   if (any_nan) {
     status = RowStatus::kNanLogits;
