@@ -179,17 +179,22 @@ TEST(CudaPipeline, MatchesHostOnRandomBatches) {
   ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
   std::mt19937_64 g(1234);
   Tally t;
-  unsigned long long fast = 0, radix = 0;
+  unsigned long long fast = 0, radix = 0, warp_tail = 0;
   ASSERT_EQ(0, cuda::detail::pipeline_path_counts(nullptr, nullptr, /*reset=*/true));
   for (int rep = 0; rep < 2; ++rep)
     for (DType dt : {DType::kF32, DType::kBF16})
       for (Shape s : kShapes) run_pipeline_batch(g, s, dt, t);
-  ASSERT_EQ(0, cuda::detail::pipeline_path_counts(&fast, &radix, /*reset=*/false));
+  ASSERT_EQ(0, cuda::detail::pipeline_path_counts(&fast, &radix, /*reset=*/false, &warp_tail));
   // Both the candidate-ladder fast path and the radix fallback must be
   // covered by the random rows (sampled rows only: greedy and failed rows
   // take neither).
-  std::printf("pipeline paths: fast %llu, radix fallback %llu (sampled rows)\n", fast, radix);
+  std::printf("pipeline paths: fast %llu (warp tail %llu), radix fallback %llu (sampled rows)\n",
+              fast, warp_tail, radix);
   EXPECT_GE(fast, 100ULL);
+  // Both tails of the fast path (one warp for <= 128 candidates, the whole
+  // block above) must be covered too.
+  EXPECT_GE(warp_tail, 100ULL);
+  EXPECT_GE(fast - warp_tail, 100ULL);
   EXPECT_GE(radix, 100ULL);
   std::printf(
       "pipeline: rows %lld, token mismatches %lld, status mismatches %lld, prob rows > 1e-5 %lld "
@@ -393,14 +398,14 @@ TEST(CudaPipeline, DISABLED_StageProfile) {
     ASSERT_EQ(0, cuda::detail::pipeline_stamps(s.data()));
     runs.push_back(s);
     if (i >= 18) {
-      std::array<unsigned long long, 64> b{};
+      std::array<unsigned long long, 80> b{};
       ASSERT_EQ(0, cuda::detail::pipeline_block_ns(b.data()));
       unsigned long long t0 = b[0];
-      for (int k = 0; k < 16; ++k) t0 = std::min(t0, b[static_cast<std::size_t>(4 * k)]);
-      std::printf("run %d blocks (ns from first entry: entry/load/max/bins):", i);
-      for (int k = 0; k < 16; ++k)
-        std::printf(" %llu/%llu/%llu/%llu", b[4 * k] - t0, b[4 * k + 1] - t0, b[4 * k + 2] - t0,
-                    b[4 * k + 3] - t0);
+      for (std::size_t k = 0; k < 16; ++k) t0 = std::min(t0, b[5 * k]);
+      std::printf("run %d blocks (ns from first entry: entry/load/argmax/max/bins):", i);
+      for (std::size_t k = 0; k < 16; ++k)
+        std::printf(" %llu/%llu/%llu/%llu/%llu", b[5 * k] - t0, b[5 * k + 1] - t0,
+                    b[5 * k + 4] - t0, b[5 * k + 2] - t0, b[5 * k + 3] - t0);
       std::printf("\n");
     }
   }

@@ -171,7 +171,7 @@ int pipeline_stamps(long long* out16) noexcept {
 }
 
 int pipeline_block_ns(unsigned long long* out64) noexcept {
-  return static_cast<int>(cudaMemcpyFromSymbol(out64, dev::g_block_ns, 64 * sizeof(unsigned long long)));
+  return static_cast<int>(cudaMemcpyFromSymbol(out64, dev::g_block_ns, 80 * sizeof(unsigned long long)));
 }
 
 int pipeline_inline_rows() noexcept {
@@ -192,14 +192,16 @@ int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::in
   return launch_rows(dev::pipeline_kernel, lay, rows, a, stream);
 }
 
-int pipeline_path_counts(unsigned long long* fast, unsigned long long* radix, bool reset) noexcept {
-  unsigned long long h[2] = {0, 0};
+int pipeline_path_counts(unsigned long long* fast, unsigned long long* radix, bool reset,
+                         unsigned long long* warp_tail) noexcept {
+  unsigned long long h[3] = {0, 0, 0};
   int err = static_cast<int>(cudaMemcpyFromSymbol(h, dev::g_pipeline_paths, sizeof(h)));
   if (err != 0) return err;
   if (fast != nullptr) *fast = h[0];
   if (radix != nullptr) *radix = h[1];
+  if (warp_tail != nullptr) *warp_tail = h[2];
   if (reset) {
-    const unsigned long long z[2] = {0, 0};
+    const unsigned long long z[3] = {0, 0, 0};
     err = static_cast<int>(cudaMemcpyToSymbol(dev::g_pipeline_paths, z, sizeof(z)));
   }
   return err;

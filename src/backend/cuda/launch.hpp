@@ -45,9 +45,12 @@ int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::in
 // Profiling hook: clock64 stamps of row 0's first block at stage boundaries.
 void set_pipeline_stamps(bool on) noexcept;
 int pipeline_stamps(long long* out16) noexcept;
-// globaltimer ns of row 0's blocks [16][4]: entry, after load, max, bins.
-int pipeline_block_ns(unsigned long long* out64) noexcept;
-int pipeline_path_counts(unsigned long long* fast, unsigned long long* radix, bool reset) noexcept;
+// globaltimer ns of row 0's blocks [16][5]: entry, after load, max, bins,
+// before the max exchange.
+int pipeline_block_ns(unsigned long long* out80) noexcept;
+// warp_tail: the fast-path rows whose last stages ran on one warp (N <= 128).
+int pipeline_path_counts(unsigned long long* fast, unsigned long long* radix, bool reset,
+                         unsigned long long* warp_tail = nullptr) noexcept;
 
 int launch_logprobs(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
                     std::int64_t vocab, const std::uint32_t* k, const std::int32_t* chosen,

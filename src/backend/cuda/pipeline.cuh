@@ -39,15 +39,16 @@ __device__ __forceinline__ unsigned long long global_ns() {
   return t;
 }
 // Profiling hook: globaltimer ns of every block of row 0 (up to 16) at
-// entry and after stages 1, 3 and 6: launch skew and barrier waits.
-__device__ unsigned long long g_block_ns[16][4];
+// entry, after stages 1, 3 and 6, and before the max exchange: launch skew and barrier waits.
+__device__ unsigned long long g_block_ns[16][5];
 __device__ __forceinline__ void block_stamp(bool on, int i) {
   if (on && blockIdx.x < 16 && threadIdx.x == 0) g_block_ns[blockIdx.x][i] = global_ns();
 }
 
 // Test hook: how many sampled rows finished on the fast path [0] and on the
-// full radix path [1] (one atomic per row, by rank 0's thread 0).
-__device__ unsigned long long g_pipeline_paths[2];
+// full radix path [1] (one atomic per row, by rank 0's thread 0); [2]: the
+// fast-path rows whose tail ran on one warp.
+__device__ unsigned long long g_pipeline_paths[3];
 
 __device__ __forceinline__ RowParams row_params(const PipelineArgs& a, int row) {
   if (a.params != nullptr) return a.params[row];
@@ -58,26 +59,59 @@ __device__ __forceinline__ RowParams row_params(const PipelineArgs& a, int row) 
   return p;
 }
 
+// Element j of a 16-byte vector of T.
+__device__ __forceinline__ float vec_elem(const uint4& v, int j, const float*) {
+  const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
+  return __uint_as_float(w[j]);
+}
+__device__ __forceinline__ float vec_elem(const uint4& v, int j, const std::uint16_t*) {
+  const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
+  return __uint_as_float(j & 1 ? w[j >> 1] & 0xFFFF0000U : w[j >> 1] << 16);
+}
+
 template <typename T>
 __device__ void load_slice(RowCtx& c, const T* x, std::int64_t vocab, const std::uint32_t* mask,
                            int n_local, int& nan) {
   float* s = c.sm->slice;
   const int cap = c.cap();
-  constexpr int kU = 4;
-  for (int x0 = 0; x0 < cap; x0 += kRowThreads * kU) {
-    float v[kU];
+  const T* src = x + c.base;
+  int done = 0;
+  // 16-byte loads when the slice start is aligned: one round of requests
+  // covers the slice (stage 1 is latency-bound).
+  constexpr int kVe = 16 / sizeof(T);
+  if ((reinterpret_cast<std::uintptr_t>(src) & 15U) == 0) {
+    const int nv = n_local / kVe;
+    const auto* v16 = reinterpret_cast<const uint4*>(src);
+    constexpr int kU = 4;
+    for (int q0 = 0; q0 < nv; q0 += kRowThreads * kU) {
+      uint4 v[kU];
 #pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int xi = x0 + u * kRowThreads + c.tid();
-      v[u] = xi < n_local ? load_elem(x, c.base + xi) : kNegInf;
-    }
+      for (int u = 0; u < kU; ++u) {
+        const int q = q0 + u * kRowThreads + c.tid();
+        if (q < nv) v[u] = __ldg(v16 + q);
+      }
 #pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int xi = x0 + u * kRowThreads + c.tid();
-      if (xi >= cap) continue;
-      nan |= v[u] != v[u] ? 1 : 0;
-      s[xi] = (xi < n_local && mask_allows(mask, c.base + xi)) ? v[u] : kNegInf;
+      for (int u = 0; u < kU; ++u) {
+        const int q = q0 + u * kRowThreads + c.tid();
+        if (q >= nv) continue;
+        float f[kVe];
+#pragma unroll
+        for (int j = 0; j < kVe; ++j) {
+          f[j] = vec_elem(v[u], j, src);
+          nan |= f[j] != f[j] ? 1 : 0;
+          if (!mask_allows(mask, c.base + q * kVe + j)) f[j] = kNegInf;
+        }
+#pragma unroll
+        for (int j = 0; j < kVe; j += 4)
+          *reinterpret_cast<float4*>(s + q * kVe + j) = make_float4(f[j], f[j + 1], f[j + 2], f[j + 3]);
+      }
     }
+    done = nv * kVe;
+  }
+  for (int xi = done + c.tid(); xi < cap; xi += kRowThreads) {
+    const float f = xi < n_local ? load_elem(x, c.base + xi) : kNegInf;
+    nan |= f != f ? 1 : 0;
+    s[xi] = (xi < n_local && mask_allows(mask, c.base + xi)) ? f : kNegInf;
   }
   (void)vocab;
 }
@@ -182,6 +216,118 @@ __device__ __forceinline__ int ladder_bin(float e, std::uint32_t& v) {
 }
 __device__ __forceinline__ int ladder_kmax(int l) {
   return l < 12 ? l / 2 + 1 : (l == 12 ? 8 : (l == 13 ? 10 : (l == 14 ? 13 : 16)));
+}
+
+// The host's Pcg32::next_f32 for the state `old` (the caller advances it).
+__device__ __forceinline__ float pcg_uniform(std::uint64_t old) {
+  const std::uint32_t xs = static_cast<std::uint32_t>(((old >> 18U) ^ old) >> 27U);
+  const std::uint32_t rot = static_cast<std::uint32_t>(old >> 59U);
+  const std::uint32_t draw = (xs >> rot) | (xs << ((32U - rot) & 31U));
+  return static_cast<float>(draw >> 8U) * 0x1p-24f;
+}
+
+// Stages 10-11 of the fast path for N <= 128 candidates, by warp 0 alone
+// (lane l holds ranks / indexes 4l..4l+3): warp scans instead of block
+// scans, no block barriers. Same flags and draw as the block version; the
+// double sums run in another order (the documented near-tie exception).
+constexpr int kWarpTailMax = 128;
+template <typename Out>
+__device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
+                          const std::int32_t* ids, const std::uint32_t* ord_p,
+                          const std::uint32_t* ord_k, std::uint32_t* flag, double limit,
+                          bool top_p, bool min_p, bool top_k, std::int64_t vocab, int row,
+                          RngState* rng, const Out& out) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int r0 = 4 * lane;
+  auto excl_d = [&](double mine) {
+    double inc = mine;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const double t = __shfl_up_sync(kFull, inc, o);
+      if (lane >= o) inc += t;
+    }
+    return inc - mine;
+  };
+  // Top-p in (e desc, id desc) order: keep while the mass before < limit.
+  {
+    double v[4], tot = 0.0;
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      v[u] = r0 + u < N ? static_cast<double>(__uint_as_float(key[ord_p[r0 + u]])) : 0.0;
+      tot += v[u];
+    }
+    double ex = excl_d(tot);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      if (r0 + u < N) flag[ord_p[r0 + u]] = (!top_p || ex < limit) ? 1U : 0U;
+      ex += v[u];
+    }
+  }
+  __syncwarp();
+  // Min-p, then top-k in (e desc, id asc) order among the survivors.
+  {
+    int f[4], cnt = 0;
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      f[u] = 0;
+      if (r0 + u < N) {
+        const std::uint32_t i = ord_k[r0 + u];
+        f[u] = (flag[i] != 0U && (!min_p || __uint_as_float(key[i]) >= p.min_p)) ? 1 : 0;
+      }
+      cnt += f[u];
+    }
+    int inc = cnt;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const int t = __shfl_up_sync(kFull, inc, o);
+      if (lane >= o) inc += t;
+    }
+    int ex = inc - cnt;
+    __syncwarp();
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      if (r0 + u < N) flag[ord_k[r0 + u]] = (f[u] != 0 && (!top_k || ex < p.top_k)) ? 1U : 0U;
+      ex += f[u];
+    }
+  }
+  __syncwarp();
+  // Draw in id order.
+  double v[4], tot = 0.0;
+  int last = -1;
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const bool sv = r0 + u < N && flag[r0 + u] != 0U;
+    v[u] = sv ? static_cast<double>(__uint_as_float(key[r0 + u])) : 0.0;
+    if (sv) last = r0 + u;
+    tot += v[u];
+  }
+  double lo = excl_d(tot);
+  const double S = __shfl_sync(kFull, lo + tot, 31);
+  last = __reduce_max_sync(kFull, static_cast<unsigned>(last + 1)) - 1;
+  RngState* g = rng + row;
+  const std::uint64_t old = g->state;
+  const double target = static_cast<double>(pcg_uniform(old)) * S;
+  int hit = INT32_MAX;
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    if (hit == INT32_MAX && v[u] > 0.0 && lo + v[u] > target) hit = r0 + u;
+    lo += v[u];
+  }
+  hit = static_cast<int>(__reduce_min_sync(kFull, static_cast<unsigned>(hit)));
+  const int pick = hit != INT32_MAX ? hit : last;
+  if (lane == 0) {
+    out.tokens[row] = pick >= 0 ? ids[pick] : -1;
+    out.status[row] = 0;
+    g->state = old * Pcg32::kMultiplier + g->inc;
+    atomicAdd(&g_pipeline_paths[0], 1ULL);
+    atomicAdd(&g_pipeline_paths[2], 1ULL);
+  }
+  if (out.probs != nullptr) {
+    float* pr = out.probs + row * vocab;
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      if (r0 + u < N) pr[ids[r0 + u]] = v[u] > 0.0 ? static_cast<float>(v[u] / S) : 0.0f;
+  }
 }
 
 template <typename Out>
@@ -425,6 +571,14 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   }
   __syncthreads();
   stamp_at(st, 9);
+  if (N <= kWarpTailMax) {
+    if (warp == 0)
+      warp_tail(p, N, key, ids, ord_p, ord_k, flag, limit, top_p, min_p, top_k, vocab, row, rng,
+                out);
+    stamp_at(st, 10);
+    stamp_at(st, 11);
+    return true;
+  }
   // Top-p in (e desc, id desc) order: keep while the mass before < limit.
   {
     const int a = 2 * tid, b = 2 * tid + 1;
@@ -464,10 +618,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   const int last = c.block_max_i(sb ? b : (sa ? a : -1));
   RngState* g = rng + row;
   const std::uint64_t old = g->state;
-  const std::uint32_t xs = static_cast<std::uint32_t>(((old >> 18U) ^ old) >> 27U);
-  const std::uint32_t rot = static_cast<std::uint32_t>(old >> 59U);
-  const std::uint32_t draw = (xs >> rot) | (xs << ((32U - rot) & 31U));
-  const float u = static_cast<float>(draw >> 8U) * 0x1p-24f;
+  const float u = pcg_uniform(old);
   const double target = static_cast<double>(u) * S;
   if (tid == 0) c.bs->bcast_i[0] = INT32_MAX;
   __syncthreads();
@@ -557,6 +708,7 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
         am = better(am, {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
     }
   }
+  block_stamp(st, 4);
   const int ph0 = c.exchange(Slot{am.value, 0, am.index, nan, 0});  // tid 0 posts
   ArgMax best{kNegInf, INT32_MAX};
   int any_nan = 0;
@@ -685,10 +837,7 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
   }
   RngState* g = a.rng + row;
   const std::uint64_t old = g->state;
-  const std::uint32_t xs = static_cast<std::uint32_t>(((old >> 18U) ^ old) >> 27U);
-  const std::uint32_t rot = static_cast<std::uint32_t>(old >> 59U);
-  const std::uint32_t draw = (xs >> rot) | (xs << ((32U - rot) & 31U));
-  const float u = static_cast<float>(draw >> 8U) * 0x1p-24f;
+  const float u = pcg_uniform(old);
   const double target = static_cast<double>(u) * total;
   if (c.tid() == 0) bs.bcast_i[0] = INT32_MAX;
   __syncthreads();

@@ -39,6 +39,7 @@ struct RowSmem {
   float slice[1];  // [cap]
 };
 constexpr std::size_t kRowSmemFixed = offsetof(RowSmem, slice);
+static_assert(kRowSmemFixed % 16 == 0, "the slice takes 16-byte stores");
 
 struct BlockStorage {
   union {
