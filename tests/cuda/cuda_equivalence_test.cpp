@@ -209,6 +209,16 @@ TEST(CudaPipeline, MatchesHostOnRandomBatches) {
   EXPECT_EQ(t.rng_mismatch, 0);
 }
 
+// The fast path's level of a weight comes from its exponent and one
+// significand compare; it must equal counting the 16 thresholds above it,
+// for every float in [0, 1], and its integer mass must be e * 2^39 exactly.
+TEST(CudaPipeline, LadderLevelOfEveryFloat) {
+  ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
+  unsigned long long bad = 1;
+  ASSERT_EQ(0, cuda::detail::ladder_mismatches(&bad));
+  EXPECT_EQ(bad, 0ULL);
+}
+
 TEST(CudaArgmax, MatchesHostPlainAndMasked) {
   ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
   std::mt19937_64 g(99);

@@ -174,6 +174,17 @@ int pipeline_block_ns(unsigned long long* out64) noexcept {
   return static_cast<int>(cudaMemcpyFromSymbol(out64, dev::g_block_ns, 80 * sizeof(unsigned long long)));
 }
 
+int ladder_mismatches(unsigned long long* out) noexcept {
+  unsigned long long* d = nullptr;
+  int err = static_cast<int>(cudaMalloc(&d, sizeof(unsigned long long)));
+  if (err != 0) return err;
+  cudaMemset(d, 0, sizeof(unsigned long long));
+  dev::ladder_check_kernel<<<4 * sm_count(), 256>>>(d);
+  err = static_cast<int>(cudaMemcpy(out, d, sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+  cudaFree(d);
+  return err;
+}
+
 int pipeline_inline_rows() noexcept {
   return dev::kInlineRows;
 }

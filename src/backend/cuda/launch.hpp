@@ -35,6 +35,9 @@ RowLayout logprobs_layout(std::int64_t rows, std::int64_t vocab) noexcept;
 // at the call, copied into the kernel arguments: no upload); otherwise
 // host_params is null and params is the [B] device copy.
 int pipeline_inline_rows() noexcept;
+// Test hook (synchronous): floats in [0, 1] whose candidate-ladder level or
+// scaled mass differs from counting the 16 thresholds (must be 0).
+int ladder_mismatches(unsigned long long* out) noexcept;
 int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
                     std::int64_t vocab, const RowParams* params, const RowParams* host_params,
                     const PipelineInputs& in, RngState* rng, const PipelineOutputs& out,

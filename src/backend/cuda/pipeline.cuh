@@ -180,40 +180,54 @@ __device__ __forceinline__ unsigned long long fixed39(float e) {
   return static_cast<unsigned long long>((k & 0x7FFFFFU) | 0x800000U) << (ex - 111);
 }
 
-// Level of a weight 0 < e <= 1 from its exponent: kk = 127 - exponent
+// Level of a weight 0 <= e <= 1 from its exponent: kk = 127 - exponent
 // (e in [2^-kk, 2^(1-kk))). Levels 0-11 pair up per exponent (the power of
-// two 2^-kk and the half step kLadder[2kk-2] inside [2^-kk, 2^(1-kk))), so
-// one compare decides; levels 12-15 are whole exponent ranges. Returns the
-// same level as counting the thresholds above e (16: below 2^-16).
+// two 2^-kk and the half step kLadder[2kk-2] inside [2^-kk, 2^(1-kk))): e
+// and the half step share the exponent, so comparing significands decides
+// (every half step's significand is 0x3504F3 except 0x3504F4 at kk = 3).
+// Levels 12-15 are whole exponent ranges. Branch-free, no table loads:
+// 4-bit fields of two 64-bit constants give, for kk = 0..15 (16 as 15),
+// the level before the half-step bit and kmax - 1. Returns the same level
+// as counting the thresholds above e (16: below 2^-16, or e == 0), which
+// CudaPipeline.LadderLevelOfEveryFloat checks for every float in [0, 1].
 // v = significand << (kmax - kk), kmax the largest kk of the level, so
 // e * 2^39 = v << (16 - kmax): per-thread per-level sums fit in 32 bits
 // (P < 64, v < 2^26).
+constexpr unsigned long long kLevelBase = 0xFFEEEDDCCA864200ULL;  // kk 0..15
+constexpr unsigned long long kLevelKmax = 0xFFCCC99775432100ULL;  // kmax - 1
 __device__ __forceinline__ int ladder_bin(float e, std::uint32_t& v) {
   const std::uint32_t k = __float_as_uint(e);
   const int kk = max(127 - static_cast<int>(k >> 23), 0);
-  const std::uint32_t sig = (k & 0x7FFFFFU) | 0x800000U;
-  int lvl = 16, kmax = 16;
-  if (kk <= 6) {
-    const float half = kk <= 1 ? kLadder[0]
-                       : kk == 2 ? kLadder[2]
-                       : kk == 3 ? kLadder[4]
-                       : kk == 4 ? kLadder[6]
-                       : kk == 5 ? kLadder[8]
-                                 : kLadder[10];
-    kmax = max(kk, 1);
-    lvl = 2 * kmax - 2 + (e < half ? 1 : 0);
-  } else if (kk <= 8) {
-    lvl = 12, kmax = 8;
-  } else if (kk <= 10) {
-    lvl = 13, kmax = 10;
-  } else if (kk <= 13) {
-    lvl = 14, kmax = 13;
-  } else if (kk <= 16) {
-    lvl = 15, kmax = 16;
-  }
-  v = lvl < kLevels ? sig << (kmax - kk) : 0U;
+  const std::uint32_t mant = k & 0x7FFFFFU;
+  const int kc = min(kk, 15);
+  const int kmax = static_cast<int>((kLevelKmax >> (4 * kc)) & 15U) + 1;
+  int lvl = static_cast<int>((kLevelBase >> (4 * kc)) & 15U);
+  lvl += (kk >= 1 && kk <= 6 && mant < 0x3504F3U + (kk == 3 ? 1U : 0U)) ? 1 : 0;
+  lvl = kk > 16 ? 16 : lvl;
+  v = lvl < kLevels ? (mant | 0x800000U) << (kmax - kk) : 0U;
   return lvl;
 }
+// Test hook: every float bit pattern in [0, 1] (0 .. 0x3F800000) against
+// counting the thresholds above it, and its scaled mass against e * 2^39.
+__global__ void ladder_check_kernel(unsigned long long* bad) {
+  const std::uint32_t n = 0x3F800000U + 1U;
+  unsigned long long mine = 0;
+  for (std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+    const float e = __uint_as_float(k);
+    int want = 0;
+    for (int l = 0; l < kLevels; ++l) want += e < kLadder[l] ? 1 : 0;
+    std::uint32_t v = 0;
+    const int got = ladder_bin(e, v);
+    bool ok = got == want;
+    if (ok && got < kLevels) {
+      const int kmax = got < 12 ? got / 2 + 1 : (got == 12 ? 8 : (got == 13 ? 10 : (got == 14 ? 13 : 16)));
+      ok = ldexp(static_cast<double>(v), 16 - kmax) == ldexp(static_cast<double>(e), 39);
+    }
+    mine += ok ? 0ULL : 1ULL;
+  }
+  if (mine != 0ULL) atomicAdd(bad, mine);
+}
+
 __device__ __forceinline__ int ladder_kmax(int l) {
   return l < 12 ? l / 2 + 1 : (l == 12 ? 8 : (l == 13 ? 10 : (l == 14 ? 13 : 16)));
 }
@@ -368,25 +382,23 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     for (int l = 0; l < kLevels; ++l) bin(l) = 0;
   }
   std::uint32_t cp0 = 0, cp1 = 0, cp2 = 0, cp3 = 0;
+  // Branch-free body: e == 0 adds 0.0 to the sum and has level 16 (no
+  // count, no mass).
   for (int j = 0; j < c.P; ++j) {
     const int xi = x0 + j;  // the thread's own chunk: n below needs it
     const float t = s[xi] * inv_t;
     const float e = exp_f32(t - shift);
     s[xi] = e;
-    if (e > 0.0f) {
-      mine += static_cast<double>(e);
-      std::uint32_t v = 0;
-      const int lvl = ladder_bin(e, v);
-      if (lvl < kLevels) {
-        const std::uint32_t inc = 1U << ((lvl & 3) * 8);
-        const int w = lvl >> 2;
-        cp0 += w == 0 ? inc : 0U;
-        cp1 += w == 1 ? inc : 0U;
-        cp2 += w == 2 ? inc : 0U;
-        cp3 += w == 3 ? inc : 0U;
-        if (top_p) bin(lvl) += v;
-      }
-    }
+    mine += static_cast<double>(e);
+    std::uint32_t v = 0;
+    const int lvl = ladder_bin(e, v);
+    const std::uint32_t inc = lvl < kLevels ? 1U << ((lvl & 3) * 8) : 0U;
+    const int w = lvl >> 2;
+    cp0 += w == 0 ? inc : 0U;
+    cp1 += w == 1 ? inc : 0U;
+    cp2 += w == 2 ? inc : 0U;
+    cp3 += w == 3 ? inc : 0U;
+    if (top_p && lvl < kLevels) bin(lvl) += v;
   }
   stamp_at(st, 4);
   // Lane l of each warp keeps level l's warp count and mass; lane 0 the
@@ -683,9 +695,13 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
   // Max / argmax of the processed logits.
   ArgMax am{kNegInf, INT32_MAX};
   const int x0 = c.tid() * c.P;
+  // Ids ascend along the chunk: a strict > keeps the lowest id of the max
+  // (better()'s tie rule) and skips -inf and NaN, with selects, no branch.
   for (int j = 0; j < c.P; ++j) {
     const float v = s[x0 + j];
-    if (v > kNegInf) am = better(am, {v, static_cast<std::int32_t>(c.base + x0 + j)});
+    const bool up = v > am.value;
+    am.value = up ? v : am.value;
+    am.index = up ? static_cast<std::int32_t>(c.base + x0 + j) : am.index;
   }
   // Warp shuffles, one block barrier, then warp 0 folds the 32 warp results
   // (better() is associative and commutative: any order gives the same pair).
