@@ -48,12 +48,31 @@ __global__ void __launch_bounds__(kArgmaxThreads)
       const std::int64_t i = base + u * kArgmaxThreads + threadIdx.x;
       v[u] = i < end ? load_elem(x, i) : kNegInf;
     }
+    if (m == nullptr) {
+#pragma unroll
+      for (int u = 0; u < kArgmaxUnroll; ++u) {
+        const std::int64_t i = base + u * kArgmaxThreads + threadIdx.x;
+        nan |= v[u] != v[u];
+        if (v[u] > kNegInf) acc = better(acc, {v[u], static_cast<std::int32_t>(i)});
+      }
+      continue;
+    }
+    // Masked: the mask words are requested together; a thread's ids ascend,
+    // so a strict > keeps the lowest id of the max (better()'s tie rule) and
+    // skips -inf, NaN and masked ids with selects, no branch.
+    std::uint32_t w[kArgmaxUnroll];
+#pragma unroll
+    for (int u = 0; u < kArgmaxUnroll; ++u) {
+      const std::int64_t i = base + u * kArgmaxThreads + threadIdx.x;
+      w[u] = i < end ? __ldg(m + (i >> 5)) : 0U;
+    }
 #pragma unroll
     for (int u = 0; u < kArgmaxUnroll; ++u) {
       const std::int64_t i = base + u * kArgmaxThreads + threadIdx.x;
       nan |= v[u] != v[u];
-      if (v[u] > kNegInf && (m == nullptr || (i < end && mask_allows(m, i))))
-        acc = better(acc, {v[u], static_cast<std::int32_t>(i)});
+      const bool up = v[u] > acc.value && ((w[u] >> (i & 31)) & 1U) != 0U;
+      acc.value = up ? v[u] : acc.value;
+      acc.index = up ? static_cast<std::int32_t>(i) : acc.index;
     }
   }
   if (nan) any_nan = 1;
