@@ -96,8 +96,7 @@ struct LayoutCache {
 };
 
 template <typename Kernel>
-RowLayout cached_layout(LayoutCache& cache, Kernel kernel, std::int64_t rows,
-                        std::int64_t vocab) {
+RowLayout cached_layout(LayoutCache& cache, Kernel kernel, std::int64_t rows, std::int64_t vocab) {
   const std::int64_t want = std::clamp<std::int64_t>((2 * sm_count() + rows - 1) / rows, 1, 16);
   const std::pair<std::int64_t, std::int64_t> key{want, vocab};
   const std::lock_guard<std::mutex> lock(cache.mu);
@@ -167,11 +166,13 @@ void set_pipeline_stamps(bool on) noexcept {
   g_stamp = on;
 }
 int pipeline_stamps(long long* out16) noexcept {
-  return static_cast<int>(cudaMemcpyFromSymbol(out16, dev::g_pipeline_stamps, 16 * sizeof(long long)));
+  return static_cast<int>(
+      cudaMemcpyFromSymbol(out16, dev::g_pipeline_stamps, 16 * sizeof(long long)));
 }
 
 int pipeline_block_ns(unsigned long long* out64) noexcept {
-  return static_cast<int>(cudaMemcpyFromSymbol(out64, dev::g_block_ns, 80 * sizeof(unsigned long long)));
+  return static_cast<int>(
+      cudaMemcpyFromSymbol(out64, dev::g_block_ns, 80 * sizeof(unsigned long long)));
 }
 
 int ladder_mismatches(unsigned long long* out) noexcept {
@@ -193,8 +194,8 @@ int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::in
                     std::int64_t vocab, const RowParams* params, const RowParams* host_params,
                     const PipelineInputs& in, RngState* rng, const PipelineOutputs& out,
                     void* stream) noexcept {
-  dev::PipelineArgs a{logits, bf16, vocab, lay.slice_len, lay.per_thread, params, in, rng, out, {},
-                      g_stamp};
+  dev::PipelineArgs a{logits, bf16, vocab, lay.slice_len, lay.per_thread, params, in,
+                      rng,    out,  {},    g_stamp};
   if (host_params != nullptr) {
     if (rows > dev::kInlineRows) return static_cast<int>(cudaErrorInvalidValue);
     a.params = nullptr;

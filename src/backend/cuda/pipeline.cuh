@@ -103,7 +103,8 @@ __device__ void load_slice(RowCtx& c, const T* x, std::int64_t vocab, const std:
         }
 #pragma unroll
         for (int j = 0; j < kVe; j += 4)
-          *reinterpret_cast<float4*>(s + q * kVe + j) = make_float4(f[j], f[j + 1], f[j + 2], f[j + 3]);
+          *reinterpret_cast<float4*>(s + q * kVe + j) =
+              make_float4(f[j], f[j + 1], f[j + 2], f[j + 3]);
       }
     }
     done = nv * kVe;
@@ -207,12 +208,17 @@ __device__ __forceinline__ int ladder_bin(float e, std::uint32_t& v) {
   v = lvl < kLevels ? (mant | 0x800000U) << (kmax - kk) : 0U;
   return lvl;
 }
+__device__ __forceinline__ int ladder_kmax(int l) {
+  return l < 12 ? l / 2 + 1 : (l == 12 ? 8 : (l == 13 ? 10 : (l == 14 ? 13 : 16)));
+}
+
 // Test hook: every float bit pattern in [0, 1] (0 .. 0x3F800000) against
 // counting the thresholds above it, and its scaled mass against e * 2^39.
 __global__ void ladder_check_kernel(unsigned long long* bad) {
   const std::uint32_t n = 0x3F800000U + 1U;
   unsigned long long mine = 0;
-  for (std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+  for (std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < n;
+       k += gridDim.x * blockDim.x) {
     const float e = __uint_as_float(k);
     int want = 0;
     for (int l = 0; l < kLevels; ++l) want += e < kLadder[l] ? 1 : 0;
@@ -220,16 +226,12 @@ __global__ void ladder_check_kernel(unsigned long long* bad) {
     const int got = ladder_bin(e, v);
     bool ok = got == want;
     if (ok && got < kLevels) {
-      const int kmax = got < 12 ? got / 2 + 1 : (got == 12 ? 8 : (got == 13 ? 10 : (got == 14 ? 13 : 16)));
+      const int kmax = ladder_kmax(got);
       ok = ldexp(static_cast<double>(v), 16 - kmax) == ldexp(static_cast<double>(e), 39);
     }
     mine += ok ? 0ULL : 1ULL;
   }
   if (mine != 0ULL) atomicAdd(bad, mine);
-}
-
-__device__ __forceinline__ int ladder_kmax(int l) {
-  return l < 12 ? l / 2 + 1 : (l == 12 ? 8 : (l == 13 ? 10 : (l == 14 ? 13 : 16)));
 }
 
 // The host's Pcg32::next_f32 for the state `old` (the caller advances it).
@@ -248,9 +250,9 @@ constexpr int kWarpTailMax = 128;
 template <typename Out>
 __device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
                           const std::int32_t* ids, const std::uint32_t* ord_p,
-                          const std::uint32_t* ord_k, std::uint32_t* flag, double limit,
-                          bool top_p, bool min_p, bool top_k, std::int64_t vocab, int row,
-                          RngState* rng, const Out& out) {
+                          const std::uint32_t* ord_k, std::uint32_t* flag, double limit, bool top_p,
+                          bool min_p, bool top_k, std::int64_t vocab, int row, RngState* rng,
+                          const Out& out) {
   const int lane = static_cast<int>(threadIdx.x & 31);
   const int r0 = 4 * lane;
   auto excl_d = [&](double mine) {
@@ -350,10 +352,10 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
                               float shift) {
   float* s = c.sm->slice;
   const int tid = c.tid(), warp = tid >> 5;
-  auto* wcnt = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);              // [32][16]
-  auto* wmass = reinterpret_cast<unsigned long long*>(c.sm->local_sum[1]);        // [32][16]
-  std::uint32_t* bcnt = c.sm->g_cnt;                                               // [16]
-  auto* bmass = reinterpret_cast<unsigned long long*>(c.sm->g_w);                  // [16]
+  auto* wcnt = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);        // [32][16]
+  auto* wmass = reinterpret_cast<unsigned long long*>(c.sm->local_sum[1]);  // [32][16]
+  std::uint32_t* bcnt = c.sm->g_cnt;                                        // [16]
+  auto* bmass = reinterpret_cast<unsigned long long*>(c.sm->g_w);           // [16]
   const int x0 = tid * c.P;
   const int lane = tid & 31;
   const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
@@ -370,7 +372,8 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   // Then warp reductions. Same integers, same decision as 16 compares per id.
   static_assert(offsetof(RowSmem, local_sum) == sizeof(RowSmem::local_cnt), "bins 0-11");
   static_assert(sizeof(RowSmem::local_cnt) + sizeof(RowSmem::local_sum) >=
-                    12 * kRowThreads * sizeof(std::uint32_t), "bins 0-11");
+                    12 * kRowThreads * sizeof(std::uint32_t),
+                "bins 0-11");
   static_assert(sizeof(RowSmem::g_w) >= 4 * kRowThreads * sizeof(std::uint32_t), "bins 12-15");
   std::uint32_t* bin_a = &c.sm->local_cnt[0][0] + tid;
   std::uint32_t* bin_b = reinterpret_cast<std::uint32_t*>(c.sm->g_w) + tid;
@@ -428,12 +431,13 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
         const unsigned lo = __reduce_add_sync(kFull, m & 0xFFFFU);
         const unsigned hi = __reduce_add_sync(kFull, m >> 16);
         if (lane == l)
-          my_mass = ((static_cast<unsigned long long>(hi) << 16) + static_cast<unsigned long long>(lo))
-                    << (16 - ladder_kmax(l));
+          my_mass =
+              ((static_cast<unsigned long long>(hi) << 16) + static_cast<unsigned long long>(lo))
+              << (16 - ladder_kmax(l));
       }
     }
   }
-  __syncthreads();  // every bin read: the warp results may overwrite them
+  __syncthreads();                         // every bin read: the warp results may overwrite them
   double* wsum = c.sm->g_w + 2 * kLevels;  // [32], after bmass[16]
   if (lane < kLevels) {
     wcnt[warp * kLevels + lane] = my_cnt;
@@ -546,9 +550,9 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   // Rank 0: ranks of every candidate in (e desc, id asc) and (e desc, id desc).
   const std::uint32_t* key = c.sm->local_cnt[0];
   const auto* ids = reinterpret_cast<const std::int32_t*>(c.sm->local_cnt[1]);
-  std::uint32_t* ord_p = c.sm->g_cnt;                                              // by rank_p
-  auto* ord_k = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);              // by rank_k
-  auto* flag = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[1]);               // by idx
+  std::uint32_t* ord_p = c.sm->g_cnt;                                  // by rank_p
+  auto* ord_k = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);  // by rank_k
+  auto* flag = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[1]);   // by idx
   // grp threads per candidate (a power of two <= 32, as many as fit in the
   // block): each counts over every grp-th other candidate, then the partial
   // integer counts are summed with xor shuffles inside the group. The sweep
@@ -721,7 +725,8 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
       am = ArgMax{wv[lane], wi[lane]};
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1)
-        am = better(am, {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
+        am = better(am,
+                    {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
     }
   }
   block_stamp(st, 4);
@@ -766,7 +771,8 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
   const float inv_t = static_cast<float>(1.0 / static_cast<double>(p.temperature));
   const float shift = m * inv_t;
   if (fast_pipeline(c, p, a.vocab, n_local, row, a.rng, a.out, st, inv_t, shift)) {
-    if (st && blockIdx.x == 0 && threadIdx.x == 0) g_pipeline_stamps[15] = static_cast<long long>(global_ns() - t_start);
+    if (st && blockIdx.x == 0 && threadIdx.x == 0)
+      g_pipeline_stamps[15] = static_cast<long long>(global_ns() - t_start);
     return;
   }
   auto key = [&](int xi) { return __float_as_uint(s[xi]); };
