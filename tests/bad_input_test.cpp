@@ -65,6 +65,10 @@ TEST(BadInput, ConfigValidationNamesTheParameter) {
   EXPECT_NO_THROW(ok.validate());
   EXPECT_THROW(parse_filter_order("mlx"), Error);
   EXPECT_EQ(parse_filter_order("mlx_lm"), FilterOrder::kMlxLm);
+  EXPECT_EQ(parse_filter_order("top_k_first"), FilterOrder::kTopKFirst);
+  EXPECT_THROW(parse_filter_order("vllm"), Error);
+  for (FilterOrder o : {FilterOrder::kSpec, FilterOrder::kMlxLm, FilterOrder::kTopKFirst})
+    EXPECT_EQ(parse_filter_order(filter_order_name(o)), o);
 }
 
 TEST(BadInput, NanLogitsAreAnErrorOnEveryPath) {

@@ -114,6 +114,28 @@ TEST(Stages, FilterOrderChangesTheResultAwayFromTemperatureOne) {
               {{3, 16.0f / 29.0f}, {2, 9.0f / 29.0f}, {1, 4.0f / 29.0f}});
 }
 
+TEST(Stages, TopKFirstAppliesTopPToTheRenormalisedTopK) {
+  SamplerConfig c = t1();
+  c.top_k = 2;
+  c.top_p = 0.5f;
+  const auto l = probs_to_logits({0.4f, 0.3f, 0.2f, 0.1f});
+  // spec: top-p over the whole distribution keeps 0.4 and 0.3 (0.4 < 0.5
+  // before the second), top-k 2 keeps both.
+  expect_dist(dist_of(l, c), {{0, 0.4f / 0.7f}, {1, 0.3f / 0.7f}});
+  // top_k_first: the top-2 renormalised are 4/7 and 3/7; 4/7 >= 0.5 before
+  // the second, so only the first survives (vLLM's and FlashInfer's order).
+  c.filter_order = FilterOrder::kTopKFirst;
+  expect_dist(dist_of(l, c), {{0, 1.0f}});
+  // Without top-k the order is the spec's.
+  c.top_k = 0;
+  expect_dist(dist_of(l, c), {{0, 0.4f / 0.7f}, {1, 0.3f / 0.7f}});
+  // Min-p after top-p, relative to the max: 0.3/0.4 = 0.75 >= 0.7 survives.
+  c.top_k = 3;
+  c.top_p = 1.0f;
+  c.min_p = 0.7f;
+  expect_dist(dist_of(l, c), {{0, 0.4f / 0.7f}, {1, 0.3f / 0.7f}});
+}
+
 TEST(Stages, PenaltiesKnownAnswers) {
   // Greedy over penalised logits exposes the values; compare distributions.
   const std::vector<float> l = {2.0f, -2.0f, 0.5f, 1.0f};

@@ -39,7 +39,7 @@ void SamplingFlags::add_to(CLI::App& app) {
   app.add_option("--logit-bias", logit_bias, "ID=BIAS, repeatable; BIAS may be -inf");
   app.add_option("--history", history, "Penalty window token ids, oldest first: ID,ID,...");
   app.add_option("--window", window, "Penalty window size")->capture_default_str();
-  app.add_option("--filter-order", filter_order, "spec | mlx_lm")->capture_default_str();
+  app.add_option("--filter-order", filter_order, "spec | mlx_lm | top_k_first")->capture_default_str();
   app.add_option("--seed", seed, "PCG32 seed")->capture_default_str();
 }
 

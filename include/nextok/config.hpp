@@ -16,10 +16,13 @@ inline constexpr std::uint32_t kDefaultPenaltyWindow = 20;
 //  kSpec:  temperature + softmax, then the filters on those probabilities.
 //  kMlxLm: the filters on temperature-1 log-probabilities, temperature only
 //          at the draw (exactly what mlx-lm's make_sampler does).
-enum class FilterOrder : std::uint8_t { kSpec, kMlxLm };
+//  kTopKFirst: as kSpec, but top-k first, then top-p on the renormalised
+//          top-k set, then min-p (the order of vLLM's sampler and of
+//          FlashInfer's default "top_k_first").
+enum class FilterOrder : std::uint8_t { kSpec, kMlxLm, kTopKFirst };
 
 const char* filter_order_name(FilterOrder order) noexcept;
-// Parses "spec" or "mlx_lm"; throws kInvalidArgument otherwise.
+// Parses "spec", "mlx_lm" or "top_k_first"; throws kInvalidArgument otherwise.
 FilterOrder parse_filter_order(const char* text);
 
 struct SamplerConfig {

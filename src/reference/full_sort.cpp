@@ -30,7 +30,8 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
     s.greedy = static_cast<std::int32_t>(std::max_element(w.begin(), w.end()) - w.begin());
     return s;
   }
-  const bool spec = cfg.filter_order == FilterOrder::kSpec;
+  // spec: weights with temperature applied (kSpec and kTopKFirst).
+  const bool spec = cfg.filter_order != FilterOrder::kMlxLm;
   const float inv_t = static_cast<float>(1.0 / static_cast<double>(cfg.temperature));
   const stages::ActiveFilters act = stages::active_filters(cfg, static_cast<std::int64_t>(n));
   const bool filtered = act.any();
@@ -64,11 +65,12 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
     return all[a].key < all[b].key || (all[a].key == all[b].key && a < b);
   });
 
-  if (act.top_p) {
-    if (spec) {  // keep iff inclusive ascending cumsum > 1 - top_p
+  auto top_p = [&](double mass) {
+    if (spec) {  // keep iff inclusive ascending cumsum (over the kept) > 1 - top_p
       double cum = 0.0;
-      const double cut = z * (1.0 - static_cast<double>(cfg.top_p));
+      const double cut = mass * (1.0 - static_cast<double>(cfg.top_p));
       for (std::size_t i : asc) {
+        if (!keep[i]) continue;
         cum += static_cast<double>(all[i].weight);
         if (!(cum > cut)) keep[i] = 0;
       }
@@ -85,8 +87,8 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
       for (std::size_t i = 0; i < n; ++i)
         if (all[i].key < threshold) keep[i] = 0;
     }
-  }
-  if (act.min_p) {
+  };
+  auto min_p = [&] {
     float kmax = -INFINITY;
     for (std::size_t i = 0; i < n; ++i)
       if (keep[i]) kmax = std::max(kmax, all[i].key);
@@ -94,8 +96,8 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
                            : kmax + static_cast<float>(std::log(static_cast<double>(cfg.min_p)));
     for (std::size_t i = 0; i < n; ++i)
       if (all[i].key < cut) keep[i] = 0;
-  }
-  if (act.top_k) {
+  };
+  auto top_k = [&] {
     std::int64_t rank = 0;
     for (auto it = asc.rbegin(); it != asc.rend();) {  // descending key, ascending id
       auto group_end = it;
@@ -109,6 +111,20 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
       }
       it = group_end;
     }
+  };
+  if (cfg.filter_order == FilterOrder::kTopKFirst && act.top_k) {
+    top_k();
+    if (act.top_p) {
+      double mass_k = 0.0;  // id order, as the pipeline sums its candidates
+      for (std::size_t i = 0; i < n; ++i)
+        if (keep[i]) mass_k += static_cast<double>(all[i].weight);
+      top_p(mass_k);
+    }
+    if (act.min_p) min_p();
+  } else {
+    if (act.top_p) top_p(z);
+    if (act.min_p) min_p();
+    if (act.top_k) top_k();
   }
   for (std::size_t i = 0; i < n; ++i) {
     if (!keep[i]) continue;

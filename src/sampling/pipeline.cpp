@@ -1,4 +1,4 @@
-// Orchestrates stages 1-11 for both filter orders. The filters work on a
+// Orchestrates stages 1-11 for every filter order. The filters work on a
 // small candidate set chosen from a threshold ladder computed in the same
 // pass as the softmax; the result is exact (see docs/semantics.md).
 #include <algorithm>
@@ -41,7 +41,7 @@ bool covers_top_k_or_min_p(const cpu::ExpResult& r, const Active& a, const Sampl
                            int level) {
   const auto j = static_cast<std::size_t>(level);
   // mlx_lm compares rounded log-probs; the 0.1% room covers that rounding.
-  const float min_p_room = c.filter_order == FilterOrder::kSpec ? c.min_p : c.min_p * 0.999f;
+  const float min_p_room = c.filter_order != FilterOrder::kMlxLm ? c.min_p : c.min_p * 0.999f;
   return (a.top_k && r.count[j] >= c.top_k) ||
          (a.min_p && stages::ladder_thresholds()[j] <= min_p_room);
 }
@@ -50,6 +50,13 @@ bool covers_top_k_or_min_p(const cpu::ExpResult& r, const Active& a, const Sampl
 // cover top-p (checked after the gather from the candidates' exact mass, see
 // contains_top_p); -1 means every token is a candidate.
 int choose_level(const cpu::ExpResult& r, const Active& a, const SamplerConfig& c, int from) {
+  if (c.filter_order == FilterOrder::kTopKFirst && a.top_k) {
+    // Top-k runs first, on every token: the candidates must hold the whole
+    // top-k set (top-p's limit is its mass).
+    for (int j = from; j < cpu::kLadderLevels; ++j)
+      if (r.count[static_cast<std::size_t>(j)] >= c.top_k) return j;
+    return -1;
+  }
   for (int j = from; j < cpu::kLadderLevels; ++j) {
     if (covers_top_k_or_min_p(r, a, c, j)) return j;
     if (a.top_p && r.count[static_cast<std::size_t>(j)] > 0) return j;  // verified after gather
@@ -98,7 +105,9 @@ Selection run_pipeline(const StepInput& in, const SamplerConfig& cfg, const Pena
 
   const Active act = stages::active_filters(cfg, vocab);
   const float inv_t = static_cast<float>(1.0 / static_cast<double>(cfg.temperature));
-  const bool spec = cfg.filter_order == FilterOrder::kSpec;
+  // spec: weights with temperature applied (kSpec and kTopKFirst).
+  const bool spec = cfg.filter_order != FilterOrder::kMlxLm;
+  const bool k_first = cfg.filter_order == FilterOrder::kTopKFirst && act.top_k;
   const auto& k = cpu::active_kernels();
   const std::span<float> e(ws.e.data(), w.size());
 
@@ -145,7 +154,7 @@ Selection run_pipeline(const StepInput& in, const SamplerConfig& cfg, const Pena
       c.weight = e[i];
       c.key = spec ? e[i] : w[i] - lse;
     }
-    if (level >= 0 && !covers_top_k_or_min_p(r, act, cfg, level) &&
+    if (level >= 0 && !k_first && !covers_top_k_or_min_p(r, act, cfg, level) &&
         !contains_top_p(ws.cand, top_p_limit)) {
       level = choose_level(r, act, cfg, level + 1);
       continue;
@@ -159,6 +168,21 @@ Selection run_pipeline(const StepInput& in, const SamplerConfig& cfg, const Pena
       if (on || trace == nullptr) return static_cast<std::int64_t>(ws.cand.size());
       return trace->stages.back().survivors;
     };
+    if (k_first) {
+      // Top-k, then top-p against the mass of the top-k set, then min-p.
+      stages::filter_top_k(ws.cand, cfg.top_k, ws);
+      tr.add("top_k", count_or_all(true));
+      if (act.top_p) {
+        double mass_k = 0.0;
+        for (const Candidate& c : ws.cand) mass_k += static_cast<double>(c.weight);
+        stages::filter_top_p(ws.cand, static_cast<double>(cfg.top_p) * mass_k,
+                             TiePolicy::kIndexOrder, ws);
+      }
+      tr.add("top_p", count_or_all(act.top_p));
+      if (act.min_p) stages::filter_below(ws.cand, cfg.min_p);
+      tr.add("min_p", count_or_all(act.min_p));
+      break;
+    }
     if (act.top_p) {
       stages::filter_top_p(ws.cand, top_p_limit,
                            spec ? TiePolicy::kIndexOrder : TiePolicy::kKeepAllTies, ws);

@@ -40,13 +40,20 @@ const char* error_code_name(ErrorCode code) noexcept {
 const char* dtype_name(DType dtype) noexcept { return dtype == DType::kF32 ? "f32" : "bf16"; }
 
 const char* filter_order_name(FilterOrder order) noexcept {
-  return order == FilterOrder::kSpec ? "spec" : "mlx_lm";
+  switch (order) {
+    case FilterOrder::kSpec: return "spec";
+    case FilterOrder::kMlxLm: return "mlx_lm";
+    case FilterOrder::kTopKFirst: return "top_k_first";
+  }
+  return "unknown";
 }
 
 FilterOrder parse_filter_order(const char* text) {
   if (std::strcmp(text, "spec") == 0) return FilterOrder::kSpec;
   if (std::strcmp(text, "mlx_lm") == 0) return FilterOrder::kMlxLm;
-  bad("filter_order", std::string("expected 'spec' or 'mlx_lm', got '") + text + "'");
+  if (std::strcmp(text, "top_k_first") == 0) return FilterOrder::kTopKFirst;
+  bad("filter_order",
+      std::string("expected 'spec', 'mlx_lm' or 'top_k_first', got '") + text + "'");
 }
 
 void SamplerConfig::validate() const {
