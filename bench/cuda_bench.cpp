@@ -10,6 +10,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nextok/cuda.hpp"
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
       cudaMemcpy(d_bf16, hb.data(), count * 2, cudaMemcpyHostToDevice);
       cudaMemcpy(d_mask, mask.data(), mask.size() * 4, cudaMemcpyHostToDevice);
       std::vector<cuda::RngState> rng;
-      std::vector<cuda::RowParams> params;
+      std::vector<cuda::RowParams> params, params_kf;
       for (std::int64_t r = 0; r < rows; ++r) {
         rng.push_back(cuda::RngState::from(Pcg32::for_seed(static_cast<std::uint64_t>(r))));
         cuda::RowParams p;
@@ -85,6 +86,8 @@ int main(int argc, char** argv) {
         p.top_k = 50;
         p.top_p = 0.9f;
         params.push_back(p);
+        p.filter_order = FilterOrder::kTopKFirst;  // FlashInfer's default order
+        params_kf.push_back(p);
       }
       cudaMemcpy(d_rng, rng.data(), rng.size() * sizeof(cuda::RngState), cudaMemcpyHostToDevice);
       auto* tok = static_cast<std::int32_t*>(d_tok);
@@ -104,24 +107,22 @@ int main(int argc, char** argv) {
         emit("nextok_masked_argmax",
              median_us([&] { ctx.argmax(v, static_cast<std::uint32_t*>(d_mask), tok, st); }, 10,
                        iters));
-        // Back-to-back launches between two events, per call: the device
-        // time when the host enqueues faster than the kernel runs.
-        emit("nextok_pipeline_topk50_topp0.9_b2b",
-             median_us(
-                 [&] {
-                   for (int k = 0; k < 20; ++k)
-                     ctx.sample(v, params, {}, static_cast<cuda::RngState*>(d_rng),
-                                {tok, st, nullptr});
-                 },
-                 2, std::max(5, iters / 5)) /
-                 20.0);
-        emit("nextok_pipeline_topk50_topp0.9", median_us(
-                                                   [&] {
-                                                     ctx.sample(v, params, {},
-                                                                static_cast<cuda::RngState*>(d_rng),
-                                                                {tok, st, nullptr});
-                                                   },
-                                                   10, iters));
+        auto* d_rs = static_cast<cuda::RngState*>(d_rng);
+        for (const auto& [name, ps] :
+             {std::pair{std::string("nextok_pipeline_topk50_topp0.9"), &params},
+              std::pair{std::string("nextok_pipeline_top_k_first_topk50_topp0.9"), &params_kf}}) {
+          // Back-to-back launches between two events, per call: the device
+          // time when the host enqueues faster than the kernel runs.
+          emit((name + "_b2b").c_str(),
+               median_us(
+                   [&] {
+                     for (int k = 0; k < 20; ++k) ctx.sample(v, *ps, {}, d_rs, {tok, st, nullptr});
+                   },
+                   2, std::max(5, iters / 5)) /
+                   20.0);
+          emit(name.c_str(),
+               median_us([&] { ctx.sample(v, *ps, {}, d_rs, {tok, st, nullptr}); }, 10, iters));
+        }
       }
       const cudaError_t e = cudaDeviceSynchronize();
       if (e != cudaSuccess) {

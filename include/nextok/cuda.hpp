@@ -39,7 +39,7 @@ bool built_with_cuda() noexcept;
 bool device_available() noexcept;
 
 // Sampling parameters of one row; the host fills one per request each step.
-// filter_order must be kSpec (mlx_lm order is host-only for now).
+// filter_order kSpec or kTopKFirst (mlx_lm order is host-only for now).
 struct RowParams {
   float temperature = 0.0f;  // 0 = greedy over the processed logits
   float top_p = 1.0f;
@@ -49,6 +49,7 @@ struct RowParams {
   float presence_penalty = 0.0f;
   float frequency_penalty = 0.0f;
   std::uint32_t window = kDefaultPenaltyWindow;
+  FilterOrder filter_order = FilterOrder::kSpec;  // kSpec or kTopKFirst
 
   // Throws kUnsupported for FilterOrder::kMlxLm (host-only for now).
   static RowParams from(const SamplerConfig& c, const PenaltyConfig& p);

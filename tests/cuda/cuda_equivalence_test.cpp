@@ -35,8 +35,10 @@ RowCase random_row(std::mt19937_64& g, std::int64_t vocab, bool with_mask) {
   };
   c.cfg.temperature = pick(0.0f, 0.3f, 0.7f, 1.0f, 1.0f, 1.5f);
   c.cfg.top_p = pick(1.0f, 1.0f, 0.9f, 0.5f, 0.95f, 0.99f);
-  c.cfg.top_k = pick(0, 0, 1, 5, 40, 50, 1000);
+  // V - 1: active, but more candidates than the fast path holds (radix path).
+  c.cfg.top_k = pick(0, 0, 1, 5, 40, 50, 300, 1000, static_cast<std::int32_t>(vocab - 1));
   c.cfg.min_p = pick(0.0f, 0.0f, 0.0f, 0.05f, 0.1f, 0.5f);
+  c.cfg.filter_order = pick(FilterOrder::kSpec, FilterOrder::kTopKFirst);
   c.cfg.seed = g();
   if (g() % 2 == 0) {
     c.pen.repetition_penalty = pick(1.0f, 1.1f, 1.3f, 0.8f);
@@ -179,23 +181,29 @@ TEST(CudaPipeline, MatchesHostOnRandomBatches) {
   ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
   std::mt19937_64 g(1234);
   Tally t;
-  unsigned long long fast = 0, radix = 0, warp_tail = 0;
-  ASSERT_EQ(0, cuda::detail::pipeline_path_counts(nullptr, nullptr, /*reset=*/true));
+  namespace d = cuda::detail;
+  unsigned long long n[d::kPathCounters] = {};
+  ASSERT_EQ(0, d::pipeline_path_counts(n, /*reset=*/true));
   for (int rep = 0; rep < 2; ++rep)
     for (DType dt : {DType::kF32, DType::kBF16})
       for (Shape s : kShapes) run_pipeline_batch(g, s, dt, t);
-  ASSERT_EQ(0, cuda::detail::pipeline_path_counts(&fast, &radix, /*reset=*/false, &warp_tail));
-  // Both the candidate-ladder fast path and the radix fallback must be
-  // covered by the random rows (sampled rows only: greedy and failed rows
-  // take neither).
-  std::printf("pipeline paths: fast %llu (warp tail %llu), radix fallback %llu (sampled rows)\n",
-              fast, warp_tail, radix);
-  EXPECT_GE(fast, 100ULL);
-  // Both tails of the fast path (one warp for <= 128 candidates, the whole
-  // block above) must be covered too.
-  EXPECT_GE(warp_tail, 100ULL);
-  EXPECT_GE(fast - warp_tail, 100ULL);
-  EXPECT_GE(radix, 100ULL);
+  ASSERT_EQ(0, d::pipeline_path_counts(n, /*reset=*/false));
+  // Every path must be covered by the random rows, in both filter orders
+  // (sampled rows only: greedy and failed rows take none): the candidate-
+  // ladder fast path with its two tails (one warp for <= 128 candidates, the
+  // whole block above) and the radix fallback.
+  std::printf(
+      "pipeline paths (sampled rows): spec: fast %llu (warp tail %llu), radix fallback %llu; "
+      "top_k_first: fast %llu (warp tail %llu), radix fallback %llu\n",
+      n[d::kPathFast], n[d::kPathWarpTail], n[d::kPathRadix], n[d::kPathKfirstFast],
+      n[d::kPathKfirstWarpTail], n[d::kPathKfirstRadix]);
+  for (auto [fast, warp, radix] : {std::array{d::kPathFast, d::kPathWarpTail, d::kPathRadix},
+                                   std::array{d::kPathKfirstFast, d::kPathKfirstWarpTail,
+                                              d::kPathKfirstRadix}}) {
+    EXPECT_GE(n[warp], 100ULL);
+    EXPECT_GE(n[fast] - n[warp], 100ULL);
+    EXPECT_GE(n[radix], 100ULL);
+  }
   std::printf(
       "pipeline: rows %lld, token mismatches %lld, status mismatches %lld, prob rows > 1e-5 %lld "
       "(worst %.3g), rng mismatches %lld\n",
@@ -216,6 +224,15 @@ TEST(CudaPipeline, LadderLevelOfEveryFloat) {
   ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
   unsigned long long bad = 1;
   ASSERT_EQ(0, cuda::detail::ladder_mismatches(&bad));
+  EXPECT_EQ(bad, 0ULL);
+}
+
+// The top_k_first ladder bounds weights through their exp arguments, which
+// needs exp_f32 non-decreasing: checked for every float in [-inf, 0].
+TEST(CudaPipeline, ExpIsMonotoneOverEveryNegativeFloat) {
+  ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
+  unsigned long long bad = 1;
+  ASSERT_EQ(0, cuda::detail::exp_monotone_violations(&bad));
   EXPECT_EQ(bad, 0ULL);
 }
 

@@ -86,9 +86,9 @@ ErrorCode row_status_error(RowStatus s) noexcept {
 }
 
 RowParams RowParams::from(const SamplerConfig& c, const PenaltyConfig& p) {
-  if (c.filter_order != FilterOrder::kSpec)
+  if (c.filter_order == FilterOrder::kMlxLm)
     throw Error(ErrorCode::kUnsupported, "filter_order",
-                "the CUDA pipeline implements the spec filter order only");
+                "the CUDA pipeline implements the spec and top_k_first filter orders only");
   RowParams r;
   r.temperature = c.temperature;
   r.top_p = c.top_p;
@@ -98,6 +98,7 @@ RowParams RowParams::from(const SamplerConfig& c, const PenaltyConfig& p) {
   r.presence_penalty = p.presence_penalty;
   r.frequency_penalty = p.frequency_penalty;
   r.window = p.window;
+  r.filter_order = c.filter_order;
   return r;
 }
 

@@ -104,6 +104,11 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
     c.top_p = p.top_p;
     c.top_k = p.top_k;
     c.min_p = p.min_p;
+    if (p.filter_order == FilterOrder::kMlxLm)
+      throw Error(ErrorCode::kUnsupported, "filter_order",
+                  "the CUDA pipeline implements the spec and top_k_first filter orders only");
+    if (p.filter_order != FilterOrder::kSpec && p.filter_order != FilterOrder::kTopKFirst)
+      throw Error(ErrorCode::kInvalidArgument, "filter_order", "unknown filter order");
     c.validate();
     PenaltyConfig pc;
     pc.repetition_penalty = p.repetition_penalty;

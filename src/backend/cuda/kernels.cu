@@ -186,6 +186,17 @@ int ladder_mismatches(unsigned long long* out) noexcept {
   return err;
 }
 
+int exp_monotone_violations(unsigned long long* out) noexcept {
+  unsigned long long* d = nullptr;
+  int err = static_cast<int>(cudaMalloc(&d, sizeof(unsigned long long)));
+  if (err != 0) return err;
+  cudaMemset(d, 0, sizeof(unsigned long long));
+  dev::exp_monotone_check_kernel<<<4 * sm_count(), 256>>>(d);
+  err = static_cast<int>(cudaMemcpy(out, d, sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+  cudaFree(d);
+  return err;
+}
+
 int pipeline_inline_rows() noexcept {
   return dev::kInlineRows;
 }
@@ -204,19 +215,11 @@ int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::in
   return launch_rows(dev::pipeline_kernel, lay, rows, a, stream);
 }
 
-int pipeline_path_counts(unsigned long long* fast, unsigned long long* radix, bool reset,
-                         unsigned long long* warp_tail) noexcept {
-  unsigned long long h[3] = {0, 0, 0};
-  int err = static_cast<int>(cudaMemcpyFromSymbol(h, dev::g_pipeline_paths, sizeof(h)));
-  if (err != 0) return err;
-  if (fast != nullptr) *fast = h[0];
-  if (radix != nullptr) *radix = h[1];
-  if (warp_tail != nullptr) *warp_tail = h[2];
-  if (reset) {
-    const unsigned long long z[3] = {0, 0, 0};
-    err = static_cast<int>(cudaMemcpyToSymbol(dev::g_pipeline_paths, z, sizeof(z)));
-  }
-  return err;
+int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) noexcept {
+  int err = static_cast<int>(cudaMemcpyFromSymbol(out, dev::g_pipeline_paths, sizeof(out)));
+  if (err != 0 || !reset) return err;
+  const unsigned long long z[kPathCounters] = {};
+  return static_cast<int>(cudaMemcpyToSymbol(dev::g_pipeline_paths, z, sizeof(z)));
 }
 
 int launch_logprobs(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,

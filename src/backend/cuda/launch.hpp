@@ -43,17 +43,28 @@ int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::in
                     const PipelineInputs& in, RngState* rng, const PipelineOutputs& out,
                     void* stream) noexcept;
 
-// Test hook (synchronous): sampled rows that finished on the candidate-ladder
-// fast path and on the full radix path since the last reset.
 // Profiling hook: clock64 stamps of row 0's first block at stage boundaries.
 void set_pipeline_stamps(bool on) noexcept;
 int pipeline_stamps(long long* out16) noexcept;
 // globaltimer ns of row 0's blocks [16][5]: entry, after load, max, bins,
 // before the max exchange.
 int pipeline_block_ns(unsigned long long* out80) noexcept;
-// warp_tail: the fast-path rows whose last stages ran on one warp (N <= 128).
-int pipeline_path_counts(unsigned long long* fast, unsigned long long* radix, bool reset,
-                         unsigned long long* warp_tail = nullptr) noexcept;
+// Test hook (synchronous): sampled rows per path since the last reset. Fast:
+// the candidate-ladder path; radix: the full radix path; warp tail: the fast
+// rows whose last stages ran on one warp (N <= 128); per filter order.
+enum PathCounter : int {
+  kPathFast,
+  kPathRadix,
+  kPathWarpTail,
+  kPathKfirstFast,
+  kPathKfirstRadix,
+  kPathKfirstWarpTail,
+  kPathCounters
+};
+int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) noexcept;
+// Test hook (synchronous): floats t in [-inf, 0) whose exp_f32 exceeds that
+// of the next float up (must be 0: the top_k_first ladder relies on it).
+int exp_monotone_violations(unsigned long long* out) noexcept;
 
 int launch_logprobs(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
                     std::int64_t vocab, const std::uint32_t* k, const std::int32_t* chosen,

@@ -4,10 +4,19 @@
 // per-bucket masses, then the inverse-CDF draw in id order.
 #pragma once
 
+#include "backend/cuda/launch.hpp"
 #include "backend/cuda/row_cluster.cuh"
 #include "nextok/cuda.hpp"
 
 namespace nextok::cuda::dev {
+
+using detail::kPathCounters;
+using detail::kPathFast;
+using detail::kPathKfirstFast;
+using detail::kPathKfirstRadix;
+using detail::kPathKfirstWarpTail;
+using detail::kPathRadix;
+using detail::kPathWarpTail;
 
 // Small batches pass their RowParams inside the kernel arguments (no
 // host-to-device copy before the launch); params is then null.
@@ -45,10 +54,9 @@ __device__ __forceinline__ void block_stamp(bool on, int i) {
   if (on && blockIdx.x < 16 && threadIdx.x == 0) g_block_ns[blockIdx.x][i] = global_ns();
 }
 
-// Test hook: how many sampled rows finished on the fast path [0] and on the
-// full radix path [1] (one atomic per row, by rank 0's thread 0); [2]: the
-// fast-path rows whose tail ran on one warp.
-__device__ unsigned long long g_pipeline_paths[3];
+// Test hook: sampled rows per path (one atomic per row, by rank 0's thread
+// 0), indexed by PathCounter.
+__device__ unsigned long long g_pipeline_paths[kPathCounters];
 
 __device__ __forceinline__ RowParams row_params(const PipelineArgs& a, int row) {
   if (a.params != nullptr) return a.params[row];
@@ -242,46 +250,91 @@ __device__ __forceinline__ float pcg_uniform(std::uint64_t old) {
   return static_cast<float>(draw >> 8U) * 0x1p-24f;
 }
 
-// Stages 10-11 of the fast path for N <= 128 candidates, by warp 0 alone
+// A sampled row's result: token, status, the row's PCG32 advanced past the
+// draw of state `old`, and the path counters.
+template <typename Out>
+__device__ __forceinline__ void commit_draw(const Out& out, int row, std::int32_t token,
+                                            RngState* g, std::uint64_t old, int path,
+                                            int subpath = -1) {
+  out.tokens[row] = token;
+  out.status[row] = 0;
+  g->state = old * Pcg32::kMultiplier + g->inc;
+  atomicAdd(&g_pipeline_paths[path], 1ULL);
+  if (subpath >= 0) atomicAdd(&g_pipeline_paths[subpath], 1ULL);
+}
+
+// top_k_first ladder: top-k runs first over every id and only needs counts,
+// so the levels are taken on the exp argument t = w/T - m/T <= 0 itself (no
+// exp per id), from the bits of d = -t (ordered like d): level i holds
+// exactly the ids with bits(d) < lo + i * 2^sh (level 0: below lo; 16: no
+// level). The coarse pass uses half octaves from lo = bits(0.375) (level 15:
+// d < 64), the fine pass 1/16 octaves inside the chosen coarse level.
+constexpr std::uint32_t kKfirstLo = 251U << 22;  // bits of 0.375
+__device__ __forceinline__ int ladder_rel(float t, std::uint32_t lo, int sh) {
+  const int rel = static_cast<int>(__float_as_uint(t) & 0x7FFFFFFFU) - static_cast<int>(lo);
+  return rel < 0 ? 0 : min((rel >> sh) + 1, kLevels);
+}
+__device__ __forceinline__ float ladder_bound(std::uint32_t lo, int sh, int i) {
+  return __uint_as_float(lo + (static_cast<std::uint32_t>(i) << sh));
+}
+
+// Test hook: exp_f32 is non-decreasing over every float in [-inf, 0] (the
+// top_k_first ladder relies on it): counts the t whose next float up has a
+// smaller exp.
+__global__ void exp_monotone_check_kernel(unsigned long long* bad) {
+  // Negative floats: bits 0x80000000 (-0) .. 0xFF800000 (-inf); the next
+  // float up of bits k is k - 1.
+  const std::uint32_t n = 0x7F800000U;
+  unsigned long long mine = 0;
+  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += gridDim.x * blockDim.x) {
+    const std::uint32_t k = 0x80000001U + i;  // t = -(tiny) .. -inf
+    mine += exp_f32(__uint_as_float(k)) > exp_f32(__uint_as_float(k - 1U)) ? 1ULL : 0ULL;
+  }
+  if (mine != 0ULL) atomicAdd(bad, mine);
+}
+
+// Stages 7-11 of the fast path for N <= 128 candidates, by warp 0 alone
 // (lane l holds ranks / indexes 4l..4l+3): warp scans instead of block
 // scans, no block barriers. Same flags and draw as the block version; the
 // double sums run in another order (the documented near-tie exception).
+// Spec order: top-p against `limit`, then min-p and top-k. top_k_first: top-k,
+// then top-p against top_p times the top-k set's mass, then min-p.
 constexpr int kWarpTailMax = 128;
 template <typename Out>
 __device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
                           const std::int32_t* ids, const std::uint32_t* ord_p,
                           const std::uint32_t* ord_k, std::uint32_t* flag, double limit, bool top_p,
-                          bool min_p, bool top_k, std::int64_t vocab, int row, RngState* rng,
-                          const Out& out) {
+                          bool min_p, bool top_k, bool k_first, std::int64_t vocab, int row,
+                          RngState* rng, const Out& out) {
   const int lane = static_cast<int>(threadIdx.x & 31);
   const int r0 = 4 * lane;
-  auto excl_d = [&](double mine) {
-    double inc = mine;
+  auto excl = [&](auto mine) {
+    auto inc = mine;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-      const double t = __shfl_up_sync(kFull, inc, o);
+      const auto t = __shfl_up_sync(kFull, inc, o);
       if (lane >= o) inc += t;
     }
     return inc - mine;
   };
-  // Top-p in (e desc, id desc) order: keep while the mass before < limit.
-  {
+  auto weight = [&](std::uint32_t i) { return static_cast<double>(__uint_as_float(key[i])); };
+  if (!k_first) {
+    // Top-p in (e desc, id desc) order: keep while the mass before < limit.
     double v[4], tot = 0.0;
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
-      v[u] = r0 + u < N ? static_cast<double>(__uint_as_float(key[ord_p[r0 + u]])) : 0.0;
+      v[u] = r0 + u < N ? weight(ord_p[r0 + u]) : 0.0;
       tot += v[u];
     }
-    double ex = excl_d(tot);
+    double ex = excl(tot);
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       if (r0 + u < N) flag[ord_p[r0 + u]] = (!top_p || ex < limit) ? 1U : 0U;
       ex += v[u];
     }
-  }
-  __syncwarp();
-  // Min-p, then top-k in (e desc, id asc) order among the survivors.
-  {
+    __syncwarp();
+    // Min-p, then top-k in (e desc, id asc) order among the survivors.
     int f[4], cnt = 0;
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
@@ -292,18 +345,39 @@ __device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
       }
       cnt += f[u];
     }
-    int inc = cnt;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const int t = __shfl_up_sync(kFull, inc, o);
-      if (lane >= o) inc += t;
-    }
-    int ex = inc - cnt;
+    int exk = excl(cnt);
     __syncwarp();
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
-      if (r0 + u < N) flag[ord_k[r0 + u]] = (f[u] != 0 && (!top_k || ex < p.top_k)) ? 1U : 0U;
-      ex += f[u];
+      if (r0 + u < N) flag[ord_k[r0 + u]] = (f[u] != 0 && (!top_k || exk < p.top_k)) ? 1U : 0U;
+      exk += f[u];
+    }
+  } else {
+    // Top-k: the first k in (e desc, id asc) order.
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      if (r0 + u < N) flag[ord_k[r0 + u]] = r0 + u < p.top_k ? 1U : 0U;
+    __syncwarp();
+    // Top-p among the top-k set in (e desc, id desc) order against top_p
+    // times its mass, then min-p. Each lane rewrites only its own entries.
+    double v[4], tot = 0.0;
+    bool in_k[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      in_k[u] = r0 + u < N && flag[ord_p[r0 + u]] != 0U;
+      v[u] = in_k[u] ? weight(ord_p[r0 + u]) : 0.0;
+      tot += v[u];
+    }
+    double ex = excl(tot);
+    const double lim = static_cast<double>(p.top_p) * __shfl_sync(kFull, ex + tot, 31);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      if (r0 + u < N)
+        flag[ord_p[r0 + u]] =
+            (in_k[u] && (!top_p || ex < lim) && (!min_p || v[u] >= static_cast<double>(p.min_p)))
+                ? 1U
+                : 0U;
+      ex += v[u];
     }
   }
   __syncwarp();
@@ -313,11 +387,11 @@ __device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
 #pragma unroll
   for (int u = 0; u < 4; ++u) {
     const bool sv = r0 + u < N && flag[r0 + u] != 0U;
-    v[u] = sv ? static_cast<double>(__uint_as_float(key[r0 + u])) : 0.0;
+    v[u] = sv ? weight(static_cast<std::uint32_t>(r0 + u)) : 0.0;
     if (sv) last = r0 + u;
     tot += v[u];
   }
-  double lo = excl_d(tot);
+  double lo = excl(tot);
   const double S = __shfl_sync(kFull, lo + tot, 31);
   last = __reduce_max_sync(kFull, static_cast<unsigned>(last + 1)) - 1;
   RngState* g = rng + row;
@@ -331,13 +405,10 @@ __device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
   }
   hit = static_cast<int>(__reduce_min_sync(kFull, static_cast<unsigned>(hit)));
   const int pick = hit != INT32_MAX ? hit : last;
-  if (lane == 0) {
-    out.tokens[row] = pick >= 0 ? ids[pick] : -1;
-    out.status[row] = 0;
-    g->state = old * Pcg32::kMultiplier + g->inc;
-    atomicAdd(&g_pipeline_paths[0], 1ULL);
-    atomicAdd(&g_pipeline_paths[2], 1ULL);
-  }
+  if (lane == 0)
+    commit_draw(out, row, pick >= 0 ? ids[pick] : -1, g, old,
+                k_first ? kPathKfirstFast : kPathFast,
+                k_first ? kPathKfirstWarpTail : kPathWarpTail);
   if (out.probs != nullptr) {
     float* pr = out.probs + row * vocab;
 #pragma unroll
@@ -346,7 +417,10 @@ __device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
   }
 }
 
-template <typename Out>
+// KFirst: the top_k_first order (top-k active): levels on t (ladder_rel),
+// counts only, no weights until the gather; the slice keeps the logits.
+// Otherwise the spec order: the slice is turned into the weights e.
+template <bool KFirst, typename Out>
 __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab, int n_local,
                               int row, RngState* rng, const Out& out, bool st, float inv_t,
                               float shift) {
@@ -380,134 +454,191 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   auto bin = [&](int l) -> std::uint32_t& {
     return l < 12 ? bin_a[l * kRowThreads] : bin_b[(l - 12) * kRowThreads];
   };
-  if (top_p) {
+  const bool masses = !KFirst && top_p;
+  if (masses) {
 #pragma unroll
     for (int l = 0; l < kLevels; ++l) bin(l) = 0;
   }
   std::uint32_t cp0 = 0, cp1 = 0, cp2 = 0, cp3 = 0;
-  // Branch-free body: e == 0 adds 0.0 to the sum and has level 16 (no
-  // count, no mass).
-  for (int j = 0; j < c.P; ++j) {
-    const int xi = x0 + j;  // the thread's own chunk: n below needs it
-    const float t = s[xi] * inv_t;
-    const float e = exp_f32(t - shift);
-    s[xi] = e;
-    mine += static_cast<double>(e);
-    std::uint32_t v = 0;
-    const int lvl = ladder_bin(e, v);
+  auto count = [&](int lvl) {
     const std::uint32_t inc = lvl < kLevels ? 1U << ((lvl & 3) * 8) : 0U;
     const int w = lvl >> 2;
     cp0 += w == 0 ? inc : 0U;
     cp1 += w == 1 ? inc : 0U;
     cp2 += w == 2 ? inc : 0U;
     cp3 += w == 3 ? inc : 0U;
-    if (top_p && lvl < kLevels) bin(lvl) += v;
+  };
+  // The exp argument, rounded as every pass rounds it.
+  auto arg = [&](int xi) { return s[xi] * inv_t - shift; };
+  if constexpr (KFirst) {
+    for (int j = 0; j < c.P; ++j) count(ladder_rel(arg(x0 + j), kKfirstLo, 22));
+  } else {
+    // Branch-free body: e == 0 adds 0.0 to the sum and has level 16 (no
+    // count, no mass).
+    for (int j = 0; j < c.P; ++j) {
+      const int xi = x0 + j;  // the thread's own chunk: n below needs it
+      const float e = exp_f32(arg(xi));
+      s[xi] = e;
+      mine += static_cast<double>(e);
+      std::uint32_t v = 0;
+      const int lvl = ladder_bin(e, v);
+      count(lvl);
+      if (top_p && lvl < kLevels) bin(lvl) += v;
+    }
   }
   stamp_at(st, 4);
-  // Lane l of each warp keeps level l's warp count and mass; lane 0 the
-  // warp's double sum of e (S: warp tree sums, then warp 0 sums the 32 warp
-  // sums in a fixed order below; no CUB reduce).
-  unsigned my_cnt = 0;
-  unsigned long long my_mass = 0;
-  double ws = mine;
+  // The cluster's per-level counts (and masses) from the packed per-thread
+  // counts: warp reductions (lane l of each warp keeps level l; lane 0 the
+  // warp's double sum of e, summed by warp 0 in a fixed order: S), the block
+  // fold into `bc` (and bmass), one exchange, then every (rank, level) count
+  // in one parallel round of DSMEM loads into wcnt. Warp 0 scans the levels
+  // and `decide(cumulative count, cumulative mass)` (every lane of
+  // warp 0; ballot inside) returns the level, broadcast to the block.
+  double limit = 0.0;
+  auto level_table = [&](std::uint32_t* bc, auto decide) {
+    unsigned my_cnt = 0;
+    unsigned long long my_mass = 0;
+    double ws = mine;
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) ws += __shfl_down_sync(kFull, ws, o);
-  {
-    const std::uint32_t cw[4] = {cp0, cp1, cp2, cp3};
+    for (int o = 16; o > 0; o >>= 1) ws += __shfl_down_sync(kFull, ws, o);
+    {
+      const std::uint32_t cw[4] = {cp0, cp1, cp2, cp3};
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      // Bytes 0,2 and 1,3 summed in 16-bit fields (<= 32 * 255).
-      const unsigned ev = __reduce_add_sync(kFull, cw[q] & 0x00FF00FFU);
-      const unsigned od = __reduce_add_sync(kFull, (cw[q] >> 8) & 0x00FF00FFU);
-      if (lane == 4 * q + 0) my_cnt = ev & 0xFFFFU;
-      if (lane == 4 * q + 1) my_cnt = od & 0xFFFFU;
-      if (lane == 4 * q + 2) my_cnt = ev >> 16;
-      if (lane == 4 * q + 3) my_cnt = od >> 16;
-    }
-    if (top_p) {
+      for (int q = 0; q < 4; ++q) {
+        // Bytes 0,2 and 1,3 summed in 16-bit fields (<= 32 * 255).
+        const unsigned ev = __reduce_add_sync(kFull, cw[q] & 0x00FF00FFU);
+        const unsigned od = __reduce_add_sync(kFull, (cw[q] >> 8) & 0x00FF00FFU);
+        if (lane == 4 * q + 0) my_cnt = ev & 0xFFFFU;
+        if (lane == 4 * q + 1) my_cnt = od & 0xFFFFU;
+        if (lane == 4 * q + 2) my_cnt = ev >> 16;
+        if (lane == 4 * q + 3) my_cnt = od >> 16;
+      }
+      if (masses) {
 #pragma unroll
-      for (int l = 0; l < kLevels; ++l) {
-        const std::uint32_t m = bin(l);
-        const unsigned lo = __reduce_add_sync(kFull, m & 0xFFFFU);
-        const unsigned hi = __reduce_add_sync(kFull, m >> 16);
-        if (lane == l)
-          my_mass =
-              ((static_cast<unsigned long long>(hi) << 16) + static_cast<unsigned long long>(lo))
-              << (16 - ladder_kmax(l));
+        for (int l = 0; l < kLevels; ++l) {
+          const std::uint32_t m = bin(l);
+          const unsigned lo = __reduce_add_sync(kFull, m & 0xFFFFU);
+          const unsigned hi = __reduce_add_sync(kFull, m >> 16);
+          if (lane == l)
+            my_mass =
+                ((static_cast<unsigned long long>(hi) << 16) + static_cast<unsigned long long>(lo))
+                << (16 - ladder_kmax(l));
+        }
       }
     }
-  }
-  __syncthreads();                         // every bin read: the warp results may overwrite them
-  double* wsum = c.sm->g_w + 2 * kLevels;  // [32], after bmass[16]
-  if (lane < kLevels) {
-    wcnt[warp * kLevels + lane] = my_cnt;
-    wmass[warp * kLevels + lane] = my_mass;
-  }
-  if (lane == 0) wsum[warp] = ws;
-  __syncthreads();
-  stamp_at(st, 5);
-  if (tid < kLevels) {
-    std::uint32_t n = 0;
-    unsigned long long m = 0;
-    for (int w = 0; w < kRowThreads / 32; ++w) {
-      n += wcnt[w * kLevels + tid];
-      m += wmass[w * kLevels + tid];
-    }
-    bcnt[tid] = n;
-    bmass[tid] = m;
-  }
-  double block_total = 0.0;
-  if (warp == 0) {
-    block_total = wsum[lane];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) block_total += __shfl_down_sync(kFull, block_total, o);
-  }
-  const int ph = c.exchange(Slot{block_total, 0, 0, 0, 0});  // tid 0 posts
-  double total = 0.0;
-  for (int r = 0; r < c.csize; ++r) total += c.peer(r, ph).d0;
-  const double limit = static_cast<double>(p.top_p) * total;
-  stamp_at(st, 6);
-  block_stamp(st, 3);
-  // Every (rank, level) bin in one parallel round of DSMEM loads, then warp 0
-  // scans the levels and picks the smallest sufficient one.
-  if (tid < kLevels * c.csize) {
-    const int r = tid / kLevels, l = tid % kLevels;
-    wcnt[tid] = c.cl.map_shared_rank(bcnt, r)[l];
-    wmass[tid] = c.cl.map_shared_rank(bmass, r)[l];
-  }
-  __syncthreads();
-  if (warp == 0) {
-    std::int64_t cnt = 0;
-    unsigned long long mass = 0;
+    __syncthreads();                         // every bin read: the warp results may overwrite them
+    double* wsum = c.sm->g_w + 2 * kLevels;  // [32], after bmass[16]
     if (lane < kLevels) {
-      for (int r = 0; r < c.csize; ++r) {
-        cnt += wcnt[r * kLevels + lane];
-        mass += wmass[r * kLevels + lane];
+      wcnt[warp * kLevels + lane] = my_cnt;
+      wmass[warp * kLevels + lane] = my_mass;
+    }
+    if (lane == 0) wsum[warp] = ws;
+    __syncthreads();
+    stamp_at(st, 5);
+    if (tid < kLevels) {
+      std::uint32_t n = 0;
+      unsigned long long m = 0;
+      for (int w = 0; w < kRowThreads / 32; ++w) {
+        n += wcnt[w * kLevels + tid];
+        m += wmass[w * kLevels + tid];
       }
+      bc[tid] = n;
+      bmass[tid] = m;
     }
-    for (int o = 1; o < 32; o <<= 1) {
-      const std::int64_t nc = __shfl_up_sync(kFull, cnt, o);
-      const unsigned long long nm = __shfl_up_sync(kFull, mass, o);
-      if (lane >= o) {
-        cnt += nc;
-        mass += nm;
+    double block_total = 0.0;
+    if (warp == 0) {
+      block_total = wsum[lane];
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) block_total += __shfl_down_sync(kFull, block_total, o);
+    }
+    const int ph = c.exchange(Slot{block_total, 0, 0, 0, 0});  // tid 0 posts
+    double total = 0.0;
+    for (int r = 0; r < c.csize; ++r) total += c.peer(r, ph).d0;
+    limit = static_cast<double>(p.top_p) * total;
+    stamp_at(st, 6);
+    block_stamp(st, 3);
+    if (tid < kLevels * c.csize) {
+      const int r = tid / kLevels, l = tid % kLevels;
+      wcnt[tid] = c.cl.map_shared_rank(bc, r)[l];
+      if (masses) wmass[tid] = c.cl.map_shared_rank(bmass, r)[l];
+    }
+    __syncthreads();
+    if (warp == 0) {
+      std::int64_t cnt = 0;
+      unsigned long long mass = 0;
+      if (lane < kLevels) {
+        for (int r = 0; r < c.csize; ++r) {
+          cnt += wcnt[r * kLevels + lane];
+          if (masses) mass += wmass[r * kLevels + lane];
+        }
       }
+      for (int o = 1; o < 32; o <<= 1) {
+        const std::int64_t nc = __shfl_up_sync(kFull, cnt, o);
+        const unsigned long long nm = __shfl_up_sync(kFull, mass, o);
+        if (lane >= o) {
+          cnt += nc;
+          mass += nm;
+        }
+      }
+      const int lvl = decide(cnt, mass);
+      if (lane == 0) c.bs->bcast_i[1] = lvl;
     }
-    bool ok = false;
-    if (lane < kLevels && cnt > 0 && cnt <= kCandCap) {
-      const float tau = ladder_level(lane);
-      ok = (top_k && cnt >= p.top_k) || (min_p && p.min_p >= tau) ||
-           (top_p && ldexp(static_cast<double>(mass), -39) >= limit * (1.0 + 1e-9));
-    }
-    const unsigned bal = __ballot_sync(kFull, ok);
-    if (lane == 0) c.bs->bcast_i[1] = bal != 0U ? __ffs(bal) - 1 : -1;
+    __syncthreads();
+    const int out_level = c.bs->bcast_i[1];
+    __syncthreads();
+    return out_level;
+  };
+  int level = -1;
+  std::uint32_t lo2 = 0;  // top_k_first: the fine ladder's start (bits of d)
+  if constexpr (KFirst) {
+    // Coarse: L, the first level holding k ids. A second pass splits level L
+    // (and the next) into 1/16-octave steps: fine level i holds exactly the
+    // ids with bits(d) < lo2 + i * 2^19, and fine level 8 is the end of L,
+    // so some fine level J <= 8 holds k ids. Gathering level J + 1 keeps a
+    // gap: the k-th largest weight is >= exp(-bound(J)), every id outside
+    // has weight <= exp(-bound(J + 1)), smaller (exp_f32 is non-decreasing),
+    // so the top-k set lies inside the candidates.
+    const int L = level_table(bcnt, [&](std::int64_t cnt, unsigned long long) {
+      const unsigned bal = __ballot_sync(kFull, lane < kLevels && cnt >= p.top_k);
+      return bal != 0U ? __ffs(bal) - 1 : -1;
+    });
+    if (L < 0) return false;
+    lo2 = static_cast<std::uint32_t>(static_cast<int>(kKfirstLo) + (L - 1) * (1 << 22));
+    cp0 = cp1 = cp2 = cp3 = 0;
+    for (int j = 0; j < c.P; ++j) count(ladder_rel(arg(x0 + j), lo2, 19));
+    level = level_table(bcnt + kLevels, [&](std::int64_t cnt, unsigned long long) {
+      const unsigned bal = __ballot_sync(kFull, lane < kLevels && cnt >= p.top_k);
+      const int J = bal != 0U ? __ffs(bal) - 1 : kLevels;
+      const int G = J + 1;
+      const std::int64_t cnt_g = __shfl_sync(kFull, cnt, min(G, 31));
+      const bool ok = G < kLevels && cnt_g <= kCandCap &&
+                      exp_f32(-ladder_bound(lo2, 19, J)) > exp_f32(-ladder_bound(lo2, 19, G));
+      return ok ? G : -1;
+    });
+  } else {
+    level = level_table(bcnt, [&](std::int64_t cnt, unsigned long long mass) {
+      bool ok = false;
+      if (lane < kLevels && cnt > 0 && cnt <= kCandCap) {
+        const float tau = ladder_level(lane);
+        ok = (top_k && cnt >= p.top_k) || (min_p && p.min_p >= tau) ||
+             (top_p && ldexp(static_cast<double>(mass), -39) >= limit * (1.0 + 1e-9));
+      }
+      const unsigned bal = __ballot_sync(kFull, ok);
+      return bal != 0U ? __ffs(bal) - 1 : -1;
+    });
   }
-  __syncthreads();
-  const int level = c.bs->bcast_i[1];
-  __syncthreads();
   stamp_at(st, 7);
   if (level < 0) return false;
   const float tau = ladder_level(level);
+  // Whether slice entry xi is a candidate; its weight.
+  auto candidate = [&](int xi) {
+    if constexpr (KFirst) return ladder_rel(arg(xi), lo2, 19) <= level;
+    return s[xi] >= tau;
+  };
+  auto weight_of = [&](int xi) {
+    if constexpr (KFirst) return exp_f32(arg(xi));
+    return s[xi];
+  };
 
   // Gather e >= tau in id order into rank 0: key bits and ids.
   // n = this thread's ids with e >= tau = its counts of levels <= level.
@@ -530,9 +661,8 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   std::int32_t* cid = reinterpret_cast<std::int32_t*>(c.cl.map_shared_rank(c.sm->local_cnt[1], 0));
   int pos = before + pre;
   for (int j = 0; j < c.P && n > 0; ++j) {
-    const float e = s[x0 + j];
-    if (e >= tau) {
-      ckey[pos] = __float_as_uint(e);
+    if (candidate(x0 + j)) {
+      ckey[pos] = __float_as_uint(weight_of(x0 + j));
       cid[pos] = static_cast<std::int32_t>(c.base + x0 + j);
       ++pos;
       --n;
@@ -543,7 +673,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   if (out.probs != nullptr) {
     float* pr = out.probs + row * vocab;
     for (int xi = tid; xi < n_local; xi += kRowThreads)
-      if (!(s[xi] >= tau)) pr[c.base + xi] = 0.0f;
+      if (!candidate(xi)) pr[c.base + xi] = 0.0f;
   }
   if (c.rank != 0) return true;
 
@@ -589,17 +719,37 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   stamp_at(st, 9);
   if (N <= kWarpTailMax) {
     if (warp == 0)
-      warp_tail(p, N, key, ids, ord_p, ord_k, flag, limit, top_p, min_p, top_k, vocab, row, rng,
-                out);
+      warp_tail(p, N, key, ids, ord_p, ord_k, flag, limit, top_p, min_p, top_k, KFirst, vocab, row,
+                rng, out);
     stamp_at(st, 10);
     stamp_at(st, 11);
     return true;
   }
+  auto weight = [&](std::uint32_t i) { return static_cast<double>(__uint_as_float(key[i])); };
+  if constexpr (KFirst) {
+    // Top-k: the first k in (e desc, id asc) order.
+    const int a = 2 * tid, b = 2 * tid + 1;
+    if (a < N) flag[ord_k[a]] = a < p.top_k ? 1U : 0U;
+    if (b < N) flag[ord_k[b]] = b < p.top_k ? 1U : 0U;
+    __syncthreads();
+    // Top-p among the top-k set in (e desc, id desc) order against top_p
+    // times its mass, then min-p. Each thread rewrites only its own entries.
+    const bool ka = a < N && flag[ord_p[a]] != 0U, kb = b < N && flag[ord_p[b]] != 0U;
+    const double va = ka ? weight(ord_p[a]) : 0.0, vb = kb ? weight(ord_p[b]) : 0.0;
+    double ex = 0.0, mass_k = 0.0;
+    cub::BlockScan<double, kRowThreads>(c.bs->cub.sd).ExclusiveSum(va + vb, ex, mass_k);
+    const double lim = static_cast<double>(p.top_p) * mass_k;
+    const double mp = static_cast<double>(p.min_p);
+    if (a < N) flag[ord_p[a]] = (ka && (!top_p || ex < lim) && (!min_p || va >= mp)) ? 1U : 0U;
+    if (b < N)
+      flag[ord_p[b]] = (kb && (!top_p || ex + va < lim) && (!min_p || vb >= mp)) ? 1U : 0U;
+    __syncthreads();
+  } else {
   // Top-p in (e desc, id desc) order: keep while the mass before < limit.
   {
     const int a = 2 * tid, b = 2 * tid + 1;
-    const double va = a < N ? static_cast<double>(__uint_as_float(key[ord_p[a]])) : 0.0;
-    const double vb = b < N ? static_cast<double>(__uint_as_float(key[ord_p[b]])) : 0.0;
+    const double va = a < N ? weight(ord_p[a]) : 0.0;
+    const double vb = b < N ? weight(ord_p[b]) : 0.0;
     double ex = 0.0;
     cub::BlockScan<double, kRowThreads>(c.bs->cub.sd).ExclusiveSum(va + vb, ex);
     if (a < N) flag[ord_p[a]] = (!top_p || ex < limit) ? 1U : 0U;
@@ -622,6 +772,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     if (b < N) flag[ord_k[b]] = (fb != 0 && (!top_k || ex + fa < p.top_k)) ? 1U : 0U;
   }
   __syncthreads();
+  }
   stamp_at(st, 10);
   // Draw in id order.
   const int a = 2 * tid, b = 2 * tid + 1;
@@ -647,12 +798,8 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   if (hit != INT32_MAX) atomicMin(&c.bs->bcast_i[0], hit);
   __syncthreads();
   const int pick = c.bs->bcast_i[0] != INT32_MAX ? c.bs->bcast_i[0] : last;
-  if (tid == 0) {
-    out.tokens[row] = pick >= 0 ? ids[pick] : -1;  // -1: nothing survived, as below
-    out.status[row] = 0;
-    g->state = old * Pcg32::kMultiplier + g->inc;
-    atomicAdd(&g_pipeline_paths[0], 1ULL);
-  }
+  if (tid == 0)  // -1: nothing survived, as below
+    commit_draw(out, row, pick >= 0 ? ids[pick] : -1, g, old, KFirst ? kPathKfirstFast : kPathFast);
   stamp_at(st, 11);
   if (out.probs != nullptr) {
     float* pr = out.probs + row * vocab;
@@ -770,20 +917,31 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
   // with the ladder binning; the radix path below reuses the weights).
   const float inv_t = static_cast<float>(1.0 / static_cast<double>(p.temperature));
   const float shift = m * inv_t;
-  if (fast_pipeline(c, p, a.vocab, n_local, row, a.rng, a.out, st, inv_t, shift)) {
+  const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
+  const bool min_p = p.min_p > 0.0f;
+  const bool top_k = p.top_k > 0 && p.top_k < a.vocab;
+  const bool k_first = top_k && p.filter_order == FilterOrder::kTopKFirst;
+  if (k_first ? fast_pipeline<true>(c, p, a.vocab, n_local, row, a.rng, a.out, st, inv_t, shift)
+              : fast_pipeline<false>(c, p, a.vocab, n_local, row, a.rng, a.out, st, inv_t, shift)) {
     if (st && blockIdx.x == 0 && threadIdx.x == 0)
       g_pipeline_stamps[15] = static_cast<long long>(global_ns() - t_start);
     return;
   }
+  if (k_first) {  // the top_k_first ladder left the logits in place
+    for (int j = 0; j < c.P; ++j) s[x0 + j] = exp_f32(s[x0 + j] * inv_t - shift);
+    __syncthreads();
+  }
   auto key = [&](int xi) { return __float_as_uint(s[xi]); };
+  auto nonzero = [&](int xi, std::int64_t) { return s[xi] > 0.0f; };
 
-  // Stage 7: top-p, boundary tie group cut by id (higher ids survive).
-  const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
+  // Stage 7: top-p among the ids `in` selects (every id with a weight, or
+  // top_k_first: the top-k set), against top_p times their mass; the
+  // boundary tie group is cut by id (higher ids survive).
   Boundary bp{false, 0, 0, 0, 0};
   std::int32_t cut_p = 0;
-  if (top_p) {
-    auto all = [&](int xi, std::int64_t) { return Elem{s[xi] > 0.0f, key(xi)}; };
-    bp = radix_select(c, all, true, [&](double z) { return static_cast<double>(p.top_p) * z; });
+  auto top_p_cut = [&](auto in) {
+    auto elem = [&](int xi, std::int64_t id) { return Elem{in(xi, id), key(xi)}; };
+    bp = radix_select(c, elem, true, [&](double z) { return static_cast<double>(p.top_p) * z; });
     if (bp.found) {
       const double limit = static_cast<double>(p.top_p) * bp.total;
       const double v = static_cast<double>(__uint_as_float(bp.key));
@@ -796,42 +954,52 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
       if (n_keep < bp.tie) {
         const std::uint32_t kv = bp.key;
         cut_p = id_at_rank(
-            c, [&](int xi, std::int64_t) { return s[xi] > 0.0f && key(xi) == kv; },
+            c, [&](int xi, std::int64_t id) { return in(xi, id) && key(xi) == kv; },
             bp.tie - n_keep);
       }
     }
-  }
+  };
   auto pass_p = [&](int xi, std::int64_t id) {
     const std::uint32_t k = key(xi);
-    return !bp.found || k > bp.key || (k == bp.key && id >= cut_p);
+    return !top_p || !bp.found || k > bp.key || (k == bp.key && id >= cut_p);
   };
   // Stage 8: min-p (e_max == 1).
-  const bool min_p = p.min_p > 0.0f;
-  auto s1 = [&](int xi, std::int64_t id) {
-    return s[xi] > 0.0f && pass_p(xi, id) && (!min_p || s[xi] >= p.min_p);
-  };
-  // Stage 9: top-k among the survivors, ties to the lowest ids.
-  const bool top_k = p.top_k > 0 && p.top_k < a.vocab;
+  auto pass_min_p = [&](int xi) { return !min_p || s[xi] >= p.min_p; };
+  // Stage 9: top-k among the ids `in` selects, ties to the lowest ids.
   Boundary bk{false, 0, 0, 0, 0};
   std::int32_t cut_k = INT32_MAX;
-  if (top_k) {
-    auto surv = [&](int xi, std::int64_t id) { return Elem{s1(xi, id), key(xi)}; };
+  auto top_k_cut = [&](auto in) {
+    auto elem = [&](int xi, std::int64_t id) { return Elem{in(xi, id), key(xi)}; };
     const double k = p.top_k;
-    bk = radix_select(c, surv, false, [&](double) { return k; });
+    bk = radix_select(c, elem, false, [&](double) { return k; });
     if (bk.found) {
       const auto room = static_cast<std::int64_t>(k - bk.above);
       if (room < bk.tie) {
         const std::uint32_t kv = bk.key;
         cut_k = id_at_rank(
-            c, [&](int xi, std::int64_t id) { return s1(xi, id) && key(xi) == kv; }, room);
+            c, [&](int xi, std::int64_t id) { return in(xi, id) && key(xi) == kv; }, room);
       }
     }
-  }
-  auto survives = [&](int xi, std::int64_t id) {
-    if (!s1(xi, id)) return false;
-    const std::uint32_t k = key(xi);
-    return !bk.found || k > bk.key || (k == bk.key && id < cut_k);
   };
+  auto pass_k = [&](int xi, std::int64_t id) {
+    const std::uint32_t k = key(xi);
+    return !top_k || !bk.found || k > bk.key || (k == bk.key && id < cut_k);
+  };
+  // Spec: top-p over every id, min-p, top-k over the survivors. top_k_first:
+  // top-k over every id, top-p over the top-k set, min-p. A survivor passes
+  // all three either way; only what each cut was chosen among differs.
+  auto s1 = [&](int xi, std::int64_t id) {
+    return nonzero(xi, id) && pass_p(xi, id) && pass_min_p(xi);
+  };
+  auto in_top_k = [&](int xi, std::int64_t id) { return nonzero(xi, id) && pass_k(xi, id); };
+  if (k_first) {
+    top_k_cut(nonzero);
+    if (top_p) top_p_cut(in_top_k);
+  } else {
+    if (top_p) top_p_cut(nonzero);
+    if (top_k) top_k_cut(s1);
+  }
+  auto survives = [&](int xi, std::int64_t id) { return s1(xi, id) && pass_k(xi, id); };
 
   // Stages 10-11: S, then the first survivor whose running sum exceeds u*S.
   double mine = 0.0;
@@ -888,12 +1056,8 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
   for (int r = 0; r < c.csize && token < 0; ++r) token = c.peer(r, ph2).i0;
   if (token < 0) token = last_id;  // float drift past the end
 
-  if (c.rank == 0 && c.tid() == 0) {
-    a.out.tokens[row] = token;
-    a.out.status[row] = 0;
-    g->state = old * Pcg32::kMultiplier + g->inc;
-    atomicAdd(&g_pipeline_paths[1], 1ULL);
-  }
+  if (c.rank == 0 && c.tid() == 0)
+    commit_draw(a.out, row, token, g, old, k_first ? kPathKfirstRadix : kPathRadix);
   if (a.out.probs != nullptr) {
     float* pr = a.out.probs + row * a.vocab;
     for (int xi = c.tid(); xi < n_local; xi += kRowThreads)
