@@ -1,6 +1,7 @@
 // Bad input gets a typed error, never UB.
 #include <gtest/gtest.h>
 
+#include "nextok/cuda.hpp"
 #include "test_util.hpp"
 
 using namespace nextok;
@@ -69,6 +70,18 @@ TEST(BadInput, ConfigValidationNamesTheParameter) {
   EXPECT_THROW(parse_filter_order("vllm"), Error);
   for (FilterOrder o : {FilterOrder::kSpec, FilterOrder::kMlxLm, FilterOrder::kTopKFirst})
     EXPECT_EQ(parse_filter_order(filter_order_name(o)), o);
+}
+
+TEST(BadInput, CudaRowParamsTakeSpecAndTopKFirstOnly) {
+  SamplerConfig c = sampling();
+  c.top_k = 7;
+  c.filter_order = FilterOrder::kTopKFirst;
+  const cuda::RowParams r = cuda::RowParams::from(c, {});
+  EXPECT_EQ(r.filter_order, FilterOrder::kTopKFirst);
+  EXPECT_EQ(r.top_k, 7);
+  EXPECT_EQ(cuda::RowParams::from(sampling(), {}).filter_order, FilterOrder::kSpec);
+  c.filter_order = FilterOrder::kMlxLm;
+  expect_code([&] { (void)cuda::RowParams::from(c, {}); }, ErrorCode::kUnsupported, "filter_order");
 }
 
 TEST(BadInput, NanLogitsAreAnErrorOnEveryPath) {
