@@ -227,6 +227,29 @@ TEST(CudaPipeline, LadderLevelOfEveryFloat) {
   EXPECT_EQ(bad, 0ULL);
 }
 
+// The row layout covers the row, and small batches spread a row over more
+// blocks than large ones (printed for the docs).
+TEST(CudaPipeline, LayoutCoversTheRowAndSpreadsSmallBatches) {
+  ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
+  for (std::int64_t vocab : {1000, 32000, 151936, 262144}) {
+    int prev = 1 << 30;
+    for (std::int64_t rows : {1, 8, 64, 256, 1024}) {
+      const auto l = cuda::detail::pipeline_layout(rows, vocab);
+      std::printf("layout V=%lld B=%lld: cluster %d, slice %d, per thread %d, smem %zu\n",
+                  static_cast<long long>(vocab), static_cast<long long>(rows), l.cluster,
+                  l.slice_len, l.per_thread, l.smem);
+      ASSERT_GT(l.cluster, 0);
+      EXPECT_GE(static_cast<std::int64_t>(l.slice_len) * l.cluster, vocab);
+      EXPECT_GE(l.per_thread * 1024, l.slice_len);
+      EXPECT_LE(l.cluster, prev);
+      prev = l.cluster;
+    }
+    if (vocab >= 32000) {
+      EXPECT_GE(cuda::detail::pipeline_layout(1, vocab).cluster, 8);
+    }
+  }
+}
+
 // The top_k_first ladder bounds weights through their exp arguments, which
 // needs exp_f32 non-decreasing: checked for every float in [-inf, 0].
 TEST(CudaPipeline, ExpIsMonotoneOverEveryNegativeFloat) {

@@ -1,6 +1,7 @@
 // The validation layer of the CUDA backend: shapes, dtypes and per-row
 // configs are checked on the host (typed nextok::Error), scratch is sized,
 // then the kernels are enqueued on the view's stream.
+#include <algorithm>
 #include <cuda_runtime.h>
 
 #include <string>
@@ -141,9 +142,12 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
                           cudaMemcpyHostToDevice, stream),
           "params upload");
   }
+  const bool k_first_rows = std::any_of(params.begin(), params.end(), [&](const RowParams& p) {
+    return p.filter_order == FilterOrder::kTopKFirst && p.top_k > 0 && p.top_k < logits.vocab;
+  });
   check(detail::launch_pipeline(lay, logits.data, logits.dtype == DType::kBF16, logits.rows,
-                                logits.vocab, impl_->params.ptr, inline_params, in, rng, out,
-                                logits.stream),
+                                logits.vocab, impl_->params.ptr, inline_params, k_first_rows, in,
+                                rng, out, logits.stream),
         "pipeline launch");
 }
 

@@ -36,76 +36,97 @@ int smem_optin() {
   return n;
 }
 
+// Every cluster size that fits V in shared memory, with how many such
+// clusters the device runs at once (0: that size does not fit or cannot be
+// scheduled). Depends on the kernel and V only.
+constexpr int kClusterSizes = 5;  // 1, 2, 4, 8, 16
+struct ClusterOptions {
+  RowLayout lay[kClusterSizes];
+  int active[kClusterSizes] = {};
+};
+
 template <typename Kernel>
-RowLayout layout_for(Kernel kernel, std::int64_t rows, std::int64_t vocab) {
+ClusterOptions cluster_options(Kernel kernel, std::int64_t vocab) {
+  ClusterOptions o;
   cudaFuncAttributes attr{};
-  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) return {};
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) return o;
   const std::size_t budget = static_cast<std::size_t>(smem_optin()) - attr.sharedSizeBytes;
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                        static_cast<int>(budget));
   cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  // Spread small batches over more SMs: about two row blocks per SM in all.
-  const std::int64_t want = std::clamp<std::int64_t>((2 * sm_count() + rows - 1) / rows, 1, 16);
-  RowLayout fit{};
-  for (int c = 1; c <= 16; c *= 2) {
+  for (int i = 0; i < kClusterSizes; ++i) {
     RowLayout l;
-    l.cluster = c;
-    l.slice_len = static_cast<int>((vocab + c - 1) / c);
-    l.per_thread = ((l.slice_len + dev::kRowThreads - 1) / dev::kRowThreads) | 1;
-    l.smem = dev::kRowSmemFixed +
-             static_cast<std::size_t>(l.per_thread) * dev::kRowThreads * sizeof(float);
+    l.cluster = 1 << i;
+    l.slice_len = static_cast<int>((vocab + l.cluster - 1) / l.cluster);
+    const int per = (l.slice_len + dev::kRowThreads - 1) / dev::kRowThreads;
+    auto smem = [](int p) {
+      return dev::kRowSmemFixed + static_cast<std::size_t>(p) * dev::kRowThreads * sizeof(float);
+    };
+    // An odd count per thread keeps the per-thread chunks free of bank
+    // conflicts; an even one (2-way conflicts) when only that fits.
+    l.per_thread = smem(per | 1) <= budget ? (per | 1) : per;
+    l.smem = smem(l.per_thread);
     if (l.smem > budget) continue;
-    fit = l;
-    if (c >= want) break;
-  }
-  // A cluster of 16 may not be schedulable on every part: fall back.
-  while (fit.cluster > 8) {
     cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(static_cast<unsigned>(fit.cluster));
+    cfg.gridDim = dim3(static_cast<unsigned>(l.cluster));
     cfg.blockDim = dim3(dev::kRowThreads);
-    cfg.dynamicSmemBytes = fit.smem;
+    cfg.dynamicSmemBytes = l.smem;
     cudaLaunchAttribute at{};
     at.id = cudaLaunchAttributeClusterDimension;
-    at.val.clusterDim.x = static_cast<unsigned>(fit.cluster);
+    at.val.clusterDim.x = static_cast<unsigned>(l.cluster);
     at.val.clusterDim.y = 1;
     at.val.clusterDim.z = 1;
     cfg.attrs = &at;
     cfg.numAttrs = 1;
     int n = 0;
-    if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) == cudaSuccess && n > 0) break;
-    cudaGetLastError();
-    const int c = fit.cluster / 2;
-    RowLayout l;
-    l.cluster = c;
-    l.slice_len = static_cast<int>((vocab + c - 1) / c);
-    l.per_thread = ((l.slice_len + dev::kRowThreads - 1) / dev::kRowThreads) | 1;
-    l.smem = dev::kRowSmemFixed +
-             static_cast<std::size_t>(l.per_thread) * dev::kRowThreads * sizeof(float);
-    if (l.smem > budget) break;
-    fit = l;
+    if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess || n <= 0) {
+      cudaGetLastError();
+      continue;
+    }
+    o.lay[i] = l;
+    o.active[i] = n;
   }
-  return fit;
+  return o;
 }
 
-// The layout depends on (blocks wanted per row, V) only. Computing it costs
-// several driver calls (attributes, cluster occupancy), so each kernel keeps
-// a small cache; the calls then stay off the per-launch path.
+// The cluster size with the least modelled time: waves of clusters times a
+// block's time, a fixed part (barriers, exchanges, the tail) plus a part per
+// id of its slice. Constants from the H200 (B = 1 and B = 8 / 256 at V 151936
+// on 16- and 8-block clusters): about 19.5 us + 0.27 us per 1,000 ids. Small
+// batches get large clusters (short slices); large ones fewer blocks per row.
+RowLayout choose_layout(const ClusterOptions& o, std::int64_t rows) {
+  constexpr double kFixedUs = 19.5, kPerIdUs = 0.27e-3;
+  RowLayout best{};
+  double best_us = 0.0;
+  for (int i = 0; i < kClusterSizes; ++i) {
+    if (o.active[i] <= 0) continue;
+    const std::int64_t waves = (rows + o.active[i] - 1) / o.active[i];
+    const double us =
+        static_cast<double>(waves) * (kFixedUs + kPerIdUs * static_cast<double>(o.lay[i].slice_len));
+    if (best.cluster == 0 || us < best_us) {
+      best = o.lay[i];
+      best_us = us;
+    }
+  }
+  return best;
+}
+
+// The options cost several driver calls (attributes, cluster occupancy per
+// size), so each kernel caches them per V; the choice per batch size is
+// arithmetic and stays off the driver.
 struct LayoutCache {
   std::mutex mu;
-  std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, RowLayout>> entries;
+  std::vector<std::pair<std::int64_t, ClusterOptions>> entries;
 };
 
 template <typename Kernel>
 RowLayout cached_layout(LayoutCache& cache, Kernel kernel, std::int64_t rows, std::int64_t vocab) {
-  const std::int64_t want = std::clamp<std::int64_t>((2 * sm_count() + rows - 1) / rows, 1, 16);
-  const std::pair<std::int64_t, std::int64_t> key{want, vocab};
   const std::lock_guard<std::mutex> lock(cache.mu);
   for (const auto& e : cache.entries)
-    if (e.first == key) return e.second;
-  const RowLayout l = layout_for(kernel, rows, vocab);
+    if (e.first == vocab) return choose_layout(e.second, rows);
   if (cache.entries.size() >= 64) cache.entries.erase(cache.entries.begin());
-  cache.entries.emplace_back(key, l);
-  return l;
+  cache.entries.emplace_back(vocab, cluster_options(kernel, vocab));
+  return choose_layout(cache.entries.back().second, rows);
 }
 
 template <typename Kernel, typename Args>
@@ -152,8 +173,12 @@ int launch_argmax(const void* logits, bool bf16, std::int64_t rows, std::int64_t
 }
 
 RowLayout pipeline_layout(std::int64_t rows, std::int64_t vocab) noexcept {
-  static LayoutCache cache;
-  return cached_layout(cache, dev::pipeline_kernel, rows, vocab);
+  // Both instances share one layout (same shared memory); the options set
+  // each one's launch attributes.
+  static LayoutCache cache, cache_kfirst;
+  const RowLayout l = cached_layout(cache, dev::pipeline_kernel<false>, rows, vocab);
+  const RowLayout k = cached_layout(cache_kfirst, dev::pipeline_kernel<true>, rows, vocab);
+  return l.cluster == k.cluster && l.smem == k.smem ? l : RowLayout{};
 }
 
 RowLayout logprobs_layout(std::int64_t rows, std::int64_t vocab) noexcept {
@@ -203,8 +228,8 @@ int pipeline_inline_rows() noexcept {
 
 int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
                     std::int64_t vocab, const RowParams* params, const RowParams* host_params,
-                    const PipelineInputs& in, RngState* rng, const PipelineOutputs& out,
-                    void* stream) noexcept {
+                    bool k_first_rows, const PipelineInputs& in, RngState* rng,
+                    const PipelineOutputs& out, void* stream) noexcept {
   dev::PipelineArgs a{logits, bf16, vocab, lay.slice_len, lay.per_thread, params, in,
                       rng,    out,  {},    g_stamp};
   if (host_params != nullptr) {
@@ -212,7 +237,8 @@ int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::in
     a.params = nullptr;
     std::memcpy(a.inline_params, host_params, static_cast<std::size_t>(rows) * sizeof(RowParams));
   }
-  return launch_rows(dev::pipeline_kernel, lay, rows, a, stream);
+  return k_first_rows ? launch_rows(dev::pipeline_kernel<true>, lay, rows, a, stream)
+                      : launch_rows(dev::pipeline_kernel<false>, lay, rows, a, stream);
 }
 
 int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) noexcept {

@@ -38,10 +38,11 @@ int pipeline_inline_rows() noexcept;
 // Test hook (synchronous): floats in [0, 1] whose candidate-ladder level or
 // scaled mass differs from counting the 16 thresholds (must be 0).
 int ladder_mismatches(unsigned long long* out) noexcept;
+// k_first_rows: some row has FilterOrder::kTopKFirst with an active top-k.
 int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
                     std::int64_t vocab, const RowParams* params, const RowParams* host_params,
-                    const PipelineInputs& in, RngState* rng, const PipelineOutputs& out,
-                    void* stream) noexcept;
+                    bool k_first_rows, const PipelineInputs& in, RngState* rng,
+                    const PipelineOutputs& out, void* stream) noexcept;
 
 // Profiling hook: clock64 stamps of row 0's first block at stage boundaries.
 void set_pipeline_stamps(bool on) noexcept;

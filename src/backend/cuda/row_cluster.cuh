@@ -41,18 +41,24 @@ struct RowSmem {
 constexpr std::size_t kRowSmemFixed = offsetof(RowSmem, slice);
 static_assert(kRowSmemFixed % 16 == 0, "the slice takes 16-byte stores");
 
+// Warp-scan block scans of doubles: their storage is 32 values, not one per
+// thread as in CUB's default raking scan (8 KB), which leaves room for a
+// larger slice. Int scans: RowCtx::block_exclusive_sum.
+using BlockScanD = cub::BlockScan<double, kRowThreads, cub::BLOCK_SCAN_WARP_SCANS>;
+static_assert(kRowThreads == 32 * 32, "block folds take one value per warp, 32 warps");
+
 struct BlockStorage {
   union {
     cub::BlockReduce<double, kRowThreads>::TempStorage rd;
     cub::BlockReduce<ArgMax, kRowThreads>::TempStorage ra;
     cub::BlockReduce<int, kRowThreads>::TempStorage ri;
-    cub::BlockScan<double, kRowThreads>::TempStorage sd;
-    cub::BlockScan<int, kRowThreads>::TempStorage si;
+    BlockScanD::TempStorage sd;
   } cub;
   Slot slots[kSlots];
   Slot got[2][16];  // this block's copy of every rank's post (phase parity)
   double bcast_d;
   std::int32_t bcast_i[2];
+  int warp_i[32];  // block_exclusive_sum's warp totals
   int hist_buf;
 };
 
@@ -137,6 +143,30 @@ struct RowCtx {
     return out;
   }
   __device__ int block_or(int v) { return __syncthreads_or(v); }
+  // Exclusive prefix sum of v over the block in thread order, and the block
+  // total: warp shuffle scans and one fold of the 32 warp totals (cheaper
+  // than a CUB warp-scans block scan, which walks the totals per thread).
+  __device__ int block_exclusive_sum(int v, int& total) {
+    const int lane = tid() & 31, warp = tid() >> 5;
+    int inc = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const int t = __shfl_up_sync(kFull, inc, o);
+      if (lane >= o) inc += t;
+    }
+    if (lane == 31) bs->warp_i[warp] = inc;
+    __syncthreads();
+    int w = bs->warp_i[lane], w_inc = w;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const int t = __shfl_up_sync(kFull, w_inc, o);
+      if (lane >= o) w_inc += t;
+    }
+    const int before = __shfl_sync(kFull, w_inc - w, warp);
+    total = __shfl_sync(kFull, w_inc, 31);
+    __syncthreads();  // warp_i may be reused by the next call
+    return before + inc - v;
+  }
 };
 
 // 24-bit significand of a positive float's bits and the power of two that
@@ -224,7 +254,7 @@ __device__ Boundary radix_select(RowCtx& c, ElemFn elem, bool by_mass, TargetFn 
     double w_t = 0.0;
     for (int u = 0; u < q; ++u) w_t += c.sm->g_w[nb - 1 - (c.tid() * q + u)];
     double above_t = 0.0;
-    cub::BlockScan<double, kRowThreads>(c.bs->cub.sd).ExclusiveSum(w_t, above_t);
+    BlockScanD(c.bs->cub.sd).ExclusiveSum(w_t, above_t);
     if (c.tid() == 0) c.bs->bcast_i[1] = -1;
     __syncthreads();
     double above = b.above + above_t;
@@ -267,7 +297,7 @@ __device__ std::int32_t id_at_rank(RowCtx& c, Pred pred, std::int64_t rank) {
   int n = 0;
   for (int j = 0; j < c.P; ++j) n += pred(x0 + j, c.base + x0 + j) ? 1 : 0;
   int pre = 0, block_total = 0;
-  cub::BlockScan<int, kRowThreads>(c.bs->cub.si).ExclusiveSum(n, pre, block_total);
+  pre = c.block_exclusive_sum(n, block_total);
   const int ph = c.exchange(Slot{0, 0, block_total, 0, 0});
   std::int64_t before = 0;
   for (int r = 0; r < c.rank; ++r) before += c.peer(r, ph).i0;
