@@ -91,11 +91,12 @@ ClusterOptions cluster_options(Kernel kernel, std::int64_t vocab) {
 
 // The cluster size with the least modelled time: waves of clusters times a
 // block's time, a fixed part (barriers, exchanges, the tail) plus a part per
-// id of its slice. Constants from the H200 (B = 1 and B = 8 / 256 at V 151936
-// on 16- and 8-block clusters): about 19.5 us + 0.27 us per 1,000 ids. Small
-// batches get large clusters (short slices); large ones fewer blocks per row.
+// id of its slice. Constants fitted on the H200 (device time of one wave of
+// 9.5K-, 19K- and 38K-id blocks at V 151936): about 11.5 us + 0.91 us per
+// 1,000 ids. Small batches get large clusters (short slices), large ones
+// fewer blocks per row.
 RowLayout choose_layout(const ClusterOptions& o, std::int64_t rows) {
-  constexpr double kFixedUs = 19.5, kPerIdUs = 0.27e-3;
+  constexpr double kFixedUs = 11.5, kPerIdUs = 0.91e-3;
   RowLayout best{};
   double best_us = 0.0;
   for (int i = 0; i < kClusterSizes; ++i) {
