@@ -201,26 +201,27 @@ int pipeline_block_ns(unsigned long long* out64) noexcept {
       cudaMemcpyFromSymbol(out64, dev::g_block_ns, 80 * sizeof(unsigned long long)));
 }
 
-int ladder_mismatches(unsigned long long* out) noexcept {
+namespace {
+// Runs a grid-stride check kernel that adds its failures to one counter.
+template <typename Kernel>
+int count_failures(Kernel kernel, unsigned long long* out) {
   unsigned long long* d = nullptr;
   int err = static_cast<int>(cudaMalloc(&d, sizeof(unsigned long long)));
   if (err != 0) return err;
   cudaMemset(d, 0, sizeof(unsigned long long));
-  dev::ladder_check_kernel<<<4 * sm_count(), 256>>>(d);
+  kernel<<<4 * sm_count(), 256>>>(d);
   err = static_cast<int>(cudaMemcpy(out, d, sizeof(unsigned long long), cudaMemcpyDeviceToHost));
   cudaFree(d);
   return err;
 }
+}  // namespace
+
+int ladder_mismatches(unsigned long long* out) noexcept {
+  return count_failures(dev::ladder_check_kernel, out);
+}
 
 int exp_monotone_violations(unsigned long long* out) noexcept {
-  unsigned long long* d = nullptr;
-  int err = static_cast<int>(cudaMalloc(&d, sizeof(unsigned long long)));
-  if (err != 0) return err;
-  cudaMemset(d, 0, sizeof(unsigned long long));
-  dev::exp_monotone_check_kernel<<<4 * sm_count(), 256>>>(d);
-  err = static_cast<int>(cudaMemcpy(out, d, sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-  cudaFree(d);
-  return err;
+  return count_failures(dev::exp_monotone_check_kernel, out);
 }
 
 int pipeline_inline_rows() noexcept {
