@@ -113,15 +113,18 @@ int main(int argc, char** argv) {
               std::pair{std::string("nextok_pipeline_top_k_first_topk50_topp0.9"), &params_kf}}) {
           // Back-to-back launches between two events, per call: the device
           // time when the host enqueues faster than the kernel runs.
-          emit((name + "_b2b").c_str(),
-               median_us(
-                   [&] {
-                     for (int k = 0; k < 20; ++k) ctx.sample(v, *ps, {}, d_rs, {tok, st, nullptr});
-                   },
-                   2, std::max(5, iters / 5)) /
-                   20.0);
-          emit(name.c_str(),
-               median_us([&] { ctx.sample(v, *ps, {}, d_rs, {tok, st, nullptr}); }, 10, iters));
+          emit((name + "_b2b").c_str(), median_us(
+                                            [&] {
+                                              for (int k = 0; k < 20; ++k)
+                                                ctx.sample(v, *ps, {}, d_rs, {tok, st, nullptr});
+                                            },
+                                            2, std::max(5, iters / 5)) /
+                                            20.0);
+          emit(name.c_str(), median_us(
+                                 [&] {
+                                   ctx.sample(v, *ps, {}, d_rs, {tok, st, nullptr});
+                                 },
+                                 10, iters));
         }
       }
       const cudaError_t e = cudaDeviceSynchronize();

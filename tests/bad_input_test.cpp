@@ -94,7 +94,11 @@ TEST(BadInput, NanLogitsAreAnErrorOnEveryPath) {
   expect_code([&] { apply_mask_argmax(v, test::full_mask(100)); }, ErrorCode::kNanLogits);
   expect_code([&] { argmax_with_penalties({v, {}, {}}, {}, ws); }, ErrorCode::kNanLogits);
   expect_code([&] { sample_token({v, {}, {}}, sampling(), {}, rng, ws); }, ErrorCode::kNanLogits);
-  expect_code([&] { sampling_distribution({v, {}, {}}, sampling(), {}, ws); }, ErrorCode::kNanLogits);
+  expect_code(
+      [&] {
+        sampling_distribution({v, {}, {}}, sampling(), {}, ws);
+      },
+      ErrorCode::kNanLogits);
   expect_code([&] { compute_top_logprobs(v, 0, 3); }, ErrorCode::kNanLogits);
   // A NaN hidden behind the mask is still an error: the model step is broken.
   std::vector<std::uint32_t> mask = test::full_mask(100);
@@ -110,8 +114,11 @@ TEST(BadInput, InfiniteLogits) {
   // Greedy: +inf is simply the largest value.
   EXPECT_EQ(argmax(LogitsView::f32(l)), 3);
   // Stochastic: no distribution exists.
-  expect_code([&] { sample_token({LogitsView::f32(l), {}, {}}, sampling(), {}, rng, ws); },
-              ErrorCode::kNonFiniteLogits);
+  expect_code(
+      [&] {
+        sample_token({LogitsView::f32(l), {}, {}}, sampling(), {}, rng, ws);
+      },
+      ErrorCode::kNonFiniteLogits);
   // -inf logits are legitimate bans.
   std::vector<float> m(10, -INFINITY);
   m[7] = 1.0f;
@@ -125,14 +132,20 @@ TEST(BadInput, FullyMaskedVocabulary) {
   Workspace ws;
   Pcg32 rng(1, 1);
   expect_code([&] { apply_mask_argmax(LogitsView::f32(l), none); }, ErrorCode::kNoViableToken);
-  expect_code([&] { sample_token({LogitsView::f32(l), none, {}}, sampling(), {}, rng, ws); },
-              ErrorCode::kNoViableToken);
+  expect_code(
+      [&] {
+        sample_token({LogitsView::f32(l), none, {}}, sampling(), {}, rng, ws);
+      },
+      ErrorCode::kNoViableToken);
   std::vector<float> all_neg(70, -INFINITY);
   expect_code([&] { argmax(LogitsView::f32(all_neg)); }, ErrorCode::kNoViableToken);
   PenaltyConfig ban;
   for (int i = 0; i < 70; ++i) ban.logit_bias.emplace_back(i, -INFINITY);
-  expect_code([&] { sample_token({LogitsView::f32(l), {}, {}}, sampling(), ban, rng, ws); },
-              ErrorCode::kNoViableToken);
+  expect_code(
+      [&] {
+        sample_token({LogitsView::f32(l), {}, {}}, sampling(), ban, rng, ws);
+      },
+      ErrorCode::kNoViableToken);
 }
 
 TEST(BadInput, MaskLengthMustMatchVocab) {
@@ -140,9 +153,13 @@ TEST(BadInput, MaskLengthMustMatchVocab) {
   std::vector<std::uint32_t> short_mask(2, ~0u), long_mask(4, ~0u);
   Workspace ws;
   Pcg32 rng(1, 1);
-  expect_code([&] { apply_mask_argmax(LogitsView::f32(l), short_mask); }, ErrorCode::kMaskSizeMismatch, "mask");
-  expect_code([&] { sample_token({LogitsView::f32(l), long_mask, {}}, sampling(), {}, rng, ws); },
+  expect_code([&] { apply_mask_argmax(LogitsView::f32(l), short_mask); },
               ErrorCode::kMaskSizeMismatch, "mask");
+  expect_code(
+      [&] {
+        sample_token({LogitsView::f32(l), long_mask, {}}, sampling(), {}, rng, ws);
+      },
+      ErrorCode::kMaskSizeMismatch, "mask");
   // Bits past V in the last word are ignored.
   std::vector<std::uint32_t> m(3, 0u);
   m[2] = 0xFFFFFFC0u;  // ids 70.. (out of range) plus nothing valid
@@ -163,10 +180,15 @@ TEST(BadInput, ShapesAndHistory) {
   PenaltyConfig p;
   p.presence_penalty = 1.0f;
   const std::vector<std::int32_t> hist = {3, 25};
-  expect_code([&] { sample_token({LogitsView::f32(l), {}, hist}, sampling(), p, rng, ws); },
-              ErrorCode::kInvalidArgument, "history");
-  expect_code([&] { compute_top_logprobs(LogitsView::f32(l), 20, 1); }, ErrorCode::kInvalidArgument);
-  expect_code([&] { compute_top_logprobs(LogitsView::f32(l), 0, 21); }, ErrorCode::kInvalidArgument);
+  expect_code(
+      [&] {
+        sample_token({LogitsView::f32(l), {}, hist}, sampling(), p, rng, ws);
+      },
+      ErrorCode::kInvalidArgument, "history");
+  expect_code([&] { compute_top_logprobs(LogitsView::f32(l), 20, 1); },
+              ErrorCode::kInvalidArgument);
+  expect_code([&] { compute_top_logprobs(LogitsView::f32(l), 0, 21); },
+              ErrorCode::kInvalidArgument);
 }
 
 TEST(BadInput, BatchedArgmax) {
@@ -175,5 +197,6 @@ TEST(BadInput, BatchedArgmax) {
   argmax_rows(LogitsView::f32_rows(l.data(), 2, 3), out);
   EXPECT_EQ(out, (std::vector<std::int32_t>{1, 0}));
   std::vector<std::int32_t> wrong(3);
-  expect_code([&] { argmax_rows(LogitsView::f32_rows(l.data(), 2, 3), wrong); }, ErrorCode::kShapeMismatch);
+  expect_code([&] { argmax_rows(LogitsView::f32_rows(l.data(), 2, 3), wrong); },
+              ErrorCode::kShapeMismatch);
 }

@@ -58,8 +58,10 @@ Case random_case(std::mt19937_64& g, std::size_t v) {
     c.pen.repetition_penalty = 1.0f + u(g);
     c.pen.presence_penalty = u(g);
     c.pen.frequency_penalty = u(g) * 0.5f;
-    for (int i = 0; i < 30; ++i) c.history.push_back(static_cast<std::int32_t>(g() % std::min<std::size_t>(v, 40)));
-    for (int i = 0; i < 4; ++i) c.pen.logit_bias.emplace_back(static_cast<std::int32_t>(g() % (v + 5)), u(g) * 4 - 2);
+    for (int i = 0; i < 30; ++i)
+      c.history.push_back(static_cast<std::int32_t>(g() % std::min<std::size_t>(v, 40)));
+    for (int i = 0; i < 4; ++i)
+      c.pen.logit_bias.emplace_back(static_cast<std::int32_t>(g() % (v + 5)), u(g) * 4 - 2);
   }
   return c;
 }
@@ -78,11 +80,12 @@ TEST_P(PipelineProperty, FastEqualsFullSortAndInvariantsHold) {
     const StepInput in = c.input();
     const Distribution fast = sampling_distribution(in, c.cfg, c.pen, ws);
     const Distribution ref = reference::full_sort_distribution(in, c.cfg, c.pen, ws_ref);
-    ASSERT_EQ(fast.ids, ref.ids) << "case " << n << " V=" << v << " order="
-                                 << filter_order_name(c.cfg.filter_order) << " T=" << c.cfg.temperature
-                                 << " top_p=" << c.cfg.top_p << " top_k=" << c.cfg.top_k
-                                 << " min_p=" << c.cfg.min_p << " bf16=" << c.use_bf16
-                                 << " |fast|=" << fast.ids.size() << " |ref|=" << ref.ids.size();
+    ASSERT_EQ(fast.ids, ref.ids) << "case " << n << " V=" << v
+                                 << " order=" << filter_order_name(c.cfg.filter_order)
+                                 << " T=" << c.cfg.temperature << " top_p=" << c.cfg.top_p
+                                 << " top_k=" << c.cfg.top_k << " min_p=" << c.cfg.min_p
+                                 << " bf16=" << c.use_bf16 << " |fast|=" << fast.ids.size()
+                                 << " |ref|=" << ref.ids.size();
     ASSERT_EQ(fast.probs, ref.probs) << "case " << n;
 
     const double sum = std::accumulate(fast.probs.begin(), fast.probs.end(), 0.0);
@@ -126,7 +129,8 @@ TEST(Pipeline, TemperatureZeroIsGreedyOverProcessedLogits) {
     Pcg32 rng = Pcg32::for_seed(1);
     const StepInput in{LogitsView::f32(l), {}, hist};
     EXPECT_EQ(sample_token(in, c, p, rng, ws), argmax_with_penalties(in, p, ws));
-    EXPECT_EQ(sample_token({LogitsView::f32(l), {}, {}}, c, {}, rng, ws), argmax(LogitsView::f32(l)));
+    EXPECT_EQ(sample_token({LogitsView::f32(l), {}, {}}, c, {}, rng, ws),
+              argmax(LogitsView::f32(l)));
   }
 }
 

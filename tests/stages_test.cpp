@@ -57,7 +57,8 @@ TEST(Stages, TopKKnownAnswers) {
   c.top_k = 1;
   expect_dist(dist_of(probs_to_logits(kP), c), {{3, 1.0f}});
   c.top_k = 3;
-  expect_dist(dist_of(probs_to_logits(kP), c), {{3, 0.4f / 0.9f}, {2, 0.3f / 0.9f}, {1, 0.2f / 0.9f}});
+  expect_dist(dist_of(probs_to_logits(kP), c),
+              {{3, 0.4f / 0.9f}, {2, 0.3f / 0.9f}, {1, 0.2f / 0.9f}});
   c.top_k = 4;  // k >= V is a no-op
   EXPECT_EQ(dist_of(probs_to_logits(kP), c).size(), 4u);
 }
@@ -67,7 +68,8 @@ TEST(Stages, TopPKnownAnswers) {
   c.top_p = 1e-6f;
   expect_dist(dist_of(probs_to_logits(kP), c), {{3, 1.0f}});
   c.top_p = 0.8f;
-  expect_dist(dist_of(probs_to_logits(kP), c), {{3, 0.4f / 0.9f}, {2, 0.3f / 0.9f}, {1, 0.2f / 0.9f}});
+  expect_dist(dist_of(probs_to_logits(kP), c),
+              {{3, 0.4f / 0.9f}, {2, 0.3f / 0.9f}, {1, 0.2f / 0.9f}});
   c.top_p = 0.5f;
   expect_dist(dist_of(probs_to_logits(kP), c), {{3, 0.4f / 0.7f}, {2, 0.3f / 0.7f}});
   c.top_p = 1.0f;
@@ -77,7 +79,8 @@ TEST(Stages, TopPKnownAnswers) {
 TEST(Stages, MinPKnownAnswers) {
   SamplerConfig c = t1();
   c.min_p = 0.26f;  // cutoff 0.104
-  expect_dist(dist_of(probs_to_logits(kP), c), {{3, 0.4f / 0.9f}, {2, 0.3f / 0.9f}, {1, 0.2f / 0.9f}});
+  expect_dist(dist_of(probs_to_logits(kP), c),
+              {{3, 0.4f / 0.9f}, {2, 0.3f / 0.9f}, {1, 0.2f / 0.9f}});
   c.min_p = 0.74f;  // cutoff 0.296
   expect_dist(dist_of(probs_to_logits(kP), c), {{3, 0.4f / 0.7f}, {2, 0.3f / 0.7f}});
   c.min_p = 0.76f;  // cutoff 0.304
@@ -89,7 +92,8 @@ TEST(Stages, SpecTopPBreaksTiesByAscendingSortOrder) {
   // first, so at the boundary id 1 survives and id 0 does not.
   SamplerConfig c = t1();
   c.top_p = 0.6f;
-  expect_dist(dist_of(probs_to_logits({0.25f, 0.25f, 0.5f}), c), {{2, 0.5f / 0.75f}, {1, 0.25f / 0.75f}});
+  expect_dist(dist_of(probs_to_logits({0.25f, 0.25f, 0.5f}), c),
+              {{2, 0.5f / 0.75f}, {1, 0.25f / 0.75f}});
   c.filter_order = FilterOrder::kMlxLm;  // mlx-lm keeps the whole tie group
   expect_dist(dist_of(probs_to_logits({0.25f, 0.25f, 0.5f}), c),
               {{2, 0.5f}, {1, 0.25f}, {0, 0.25f}});
@@ -169,7 +173,8 @@ TEST(Stages, PenaltyWindowOnlySeesTrailingTokens) {
   // id 0 is 3 tokens back: outside the window of 2.
   const auto d = dist_of(l, t1(), p, {0, 1, 1});
   const double z = std::exp(2.0) + std::exp(1.0);
-  expect_dist(d, {{0, static_cast<float>(std::exp(2.0) / z)}, {1, static_cast<float>(std::exp(1.0) / z)}});
+  expect_dist(
+      d, {{0, static_cast<float>(std::exp(2.0) / z)}, {1, static_cast<float>(std::exp(1.0) / z)}});
 }
 
 TEST(Stages, NegativeInfinityBiasBansAToken) {

@@ -82,7 +82,8 @@ Survivors run(const StepInput& in, const SamplerConfig& cfg, const PenaltyConfig
         acc += static_cast<double>(all[asc[j]].weight);
       }
       std::size_t first_kept = 0;
-      while (first_kept < n && above[first_kept] >= static_cast<double>(cfg.top_p) * z) ++first_kept;
+      while (first_kept < n && above[first_kept] >= static_cast<double>(cfg.top_p) * z)
+        ++first_kept;
       const float threshold = all[asc[std::min(first_kept, n - 1)]].key;
       for (std::size_t i = 0; i < n; ++i)
         if (all[i].key < threshold) keep[i] = 0;

@@ -19,8 +19,8 @@ using stages::TiePolicy;
 using Active = stages::ActiveFilters;
 
 std::int64_t count_ge(std::span<const float> x, float threshold) {
-  return static_cast<std::int64_t>(std::count_if(
-      x.begin(), x.end(), [threshold](float v) { return v >= threshold; }));
+  return static_cast<std::int64_t>(
+      std::count_if(x.begin(), x.end(), [threshold](float v) { return v >= threshold; }));
 }
 
 struct Tracer {

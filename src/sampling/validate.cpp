@@ -24,26 +24,40 @@ std::string num(double v) {
 
 const char* error_code_name(ErrorCode code) noexcept {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kNanLogits: return "nan_logits";
-    case ErrorCode::kNonFiniteLogits: return "non_finite_logits";
-    case ErrorCode::kNoViableToken: return "no_viable_token";
-    case ErrorCode::kMaskSizeMismatch: return "mask_size_mismatch";
-    case ErrorCode::kShapeMismatch: return "shape_mismatch";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kIo: return "io";
-    case ErrorCode::kMalformedFile: return "malformed_file";
+    case ErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::kNanLogits:
+      return "nan_logits";
+    case ErrorCode::kNonFiniteLogits:
+      return "non_finite_logits";
+    case ErrorCode::kNoViableToken:
+      return "no_viable_token";
+    case ErrorCode::kMaskSizeMismatch:
+      return "mask_size_mismatch";
+    case ErrorCode::kShapeMismatch:
+      return "shape_mismatch";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kIo:
+      return "io";
+    case ErrorCode::kMalformedFile:
+      return "malformed_file";
   }
   return "unknown";
 }
 
-const char* dtype_name(DType dtype) noexcept { return dtype == DType::kF32 ? "f32" : "bf16"; }
+const char* dtype_name(DType dtype) noexcept {
+  return dtype == DType::kF32 ? "f32" : "bf16";
+}
 
 const char* filter_order_name(FilterOrder order) noexcept {
   switch (order) {
-    case FilterOrder::kSpec: return "spec";
-    case FilterOrder::kMlxLm: return "mlx_lm";
-    case FilterOrder::kTopKFirst: return "top_k_first";
+    case FilterOrder::kSpec:
+      return "spec";
+    case FilterOrder::kMlxLm:
+      return "mlx_lm";
+    case FilterOrder::kTopKFirst:
+      return "top_k_first";
   }
   return "unknown";
 }
@@ -86,11 +100,10 @@ void PenaltyConfig::validate() const {
 LogitsView LogitsView::row(std::int64_t b) const {
   if (b < 0 || b >= rows)
     throw Error(ErrorCode::kShapeMismatch, "row",
-                "row " + std::to_string(b) + " out of range for " + std::to_string(rows) +
-                    " rows");
+                "row " + std::to_string(b) + " out of range for " + std::to_string(rows) + " rows");
   LogitsView r = *this;
-  r.data = static_cast<const char*>(data) + static_cast<std::size_t>(b) *
-                                                static_cast<std::size_t>(vocab) * element_size();
+  r.data = static_cast<const char*>(data) +
+           static_cast<std::size_t>(b) * static_cast<std::size_t>(vocab) * element_size();
   r.rows = 1;
   return r;
 }

@@ -197,9 +197,9 @@ TEST(CudaPipeline, MatchesHostOnRandomBatches) {
       "top_k_first: fast %llu (warp tail %llu), radix fallback %llu\n",
       n[d::kPathFast], n[d::kPathWarpTail], n[d::kPathRadix], n[d::kPathKfirstFast],
       n[d::kPathKfirstWarpTail], n[d::kPathKfirstRadix]);
-  for (auto [fast, warp, radix] : {std::array{d::kPathFast, d::kPathWarpTail, d::kPathRadix},
-                                   std::array{d::kPathKfirstFast, d::kPathKfirstWarpTail,
-                                              d::kPathKfirstRadix}}) {
+  for (auto [fast, warp, radix] :
+       {std::array{d::kPathFast, d::kPathWarpTail, d::kPathRadix},
+        std::array{d::kPathKfirstFast, d::kPathKfirstWarpTail, d::kPathKfirstRadix}}) {
     EXPECT_GE(n[warp], 100ULL);
     EXPECT_GE(n[fast] - n[warp], 100ULL);
     EXPECT_GE(n[radix], 100ULL);

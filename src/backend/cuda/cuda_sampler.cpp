@@ -1,8 +1,8 @@
 // The validation layer of the CUDA backend: shapes, dtypes and per-row
 // configs are checked on the host (typed nextok::Error), scratch is sized,
 // then the kernels are enqueued on the view's stream.
-#include <algorithm>
 #include <cuda_runtime.h>
+#include <algorithm>
 
 #include <string>
 #include <vector>

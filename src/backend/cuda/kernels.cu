@@ -102,8 +102,8 @@ RowLayout choose_layout(const ClusterOptions& o, std::int64_t rows) {
   for (int i = 0; i < kClusterSizes; ++i) {
     if (o.active[i] <= 0) continue;
     const std::int64_t waves = (rows + o.active[i] - 1) / o.active[i];
-    const double us =
-        static_cast<double>(waves) * (kFixedUs + kPerIdUs * static_cast<double>(o.lay[i].slice_len));
+    const double us = static_cast<double>(waves) *
+                      (kFixedUs + kPerIdUs * static_cast<double>(o.lay[i].slice_len));
     if (best.cluster == 0 || us < best_us) {
       best = o.lay[i];
       best_us = us;
