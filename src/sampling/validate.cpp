@@ -1,7 +1,9 @@
 // Parameter validation and the small enum/name helpers.
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <string>
+#include <utility>
 
 #include "nextok/config.hpp"
 #include "nextok/error.hpp"
@@ -50,24 +52,27 @@ const char* dtype_name(DType dtype) noexcept {
   return dtype == DType::kF32 ? "f32" : "bf16";
 }
 
+// One table names every filter order, for printing, parsing and the error.
+constexpr std::pair<FilterOrder, const char*> kFilterOrders[] = {
+    {FilterOrder::kSpec, "spec"},
+    {FilterOrder::kMlxLm, "mlx_lm"},
+    {FilterOrder::kTopKFirst, "top_k_first"}};
+
 const char* filter_order_name(FilterOrder order) noexcept {
-  switch (order) {
-    case FilterOrder::kSpec:
-      return "spec";
-    case FilterOrder::kMlxLm:
-      return "mlx_lm";
-    case FilterOrder::kTopKFirst:
-      return "top_k_first";
-  }
+  for (const auto& [o, name] : kFilterOrders)
+    if (o == order) return name;
   return "unknown";
 }
 
 FilterOrder parse_filter_order(const char* text) {
-  if (std::strcmp(text, "spec") == 0) return FilterOrder::kSpec;
-  if (std::strcmp(text, "mlx_lm") == 0) return FilterOrder::kMlxLm;
-  if (std::strcmp(text, "top_k_first") == 0) return FilterOrder::kTopKFirst;
-  bad("filter_order",
-      std::string("expected 'spec', 'mlx_lm' or 'top_k_first', got '") + text + "'");
+  constexpr std::size_t n = std::size(kFilterOrders);
+  std::string expected;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::strcmp(text, kFilterOrders[i].second) == 0) return kFilterOrders[i].first;
+    expected += i == 0 ? "'" : (i + 1 == n ? " or '" : ", '");
+    expected += std::string(kFilterOrders[i].second) + "'";
+  }
+  bad("filter_order", "expected " + expected + ", got '" + text + "'");
 }
 
 void SamplerConfig::validate() const {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "backend/cuda/launch.hpp"
 #include "nextok/cuda.hpp"
 #include "nextok/error.hpp"
 
@@ -85,10 +86,18 @@ ErrorCode row_status_error(RowStatus s) noexcept {
   return ErrorCode::kInvalidArgument;
 }
 
-RowParams RowParams::from(const SamplerConfig& c, const PenaltyConfig& p) {
-  if (c.filter_order == FilterOrder::kMlxLm)
+namespace detail {
+void require_gpu_filter_order(FilterOrder order) {
+  if (order == FilterOrder::kMlxLm)
     throw Error(ErrorCode::kUnsupported, "filter_order",
                 "the CUDA pipeline implements the spec and top_k_first filter orders only");
+  if (order != FilterOrder::kSpec && order != FilterOrder::kTopKFirst)
+    throw Error(ErrorCode::kInvalidArgument, "filter_order", "unknown filter order");
+}
+}  // namespace detail
+
+RowParams RowParams::from(const SamplerConfig& c, const PenaltyConfig& p) {
+  detail::require_gpu_filter_order(c.filter_order);
   RowParams r;
   r.temperature = c.temperature;
   r.top_p = c.top_p;

@@ -2,7 +2,6 @@
 // configs are checked on the host (typed nextok::Error), scratch is sized,
 // then the kernels are enqueued on the view's stream.
 #include <cuda_runtime.h>
-#include <algorithm>
 
 #include <string>
 #include <vector>
@@ -99,17 +98,16 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
     throw Error(ErrorCode::kShapeMismatch, "params",
                 "one RowParams per row is needed: " + std::to_string(params.size()) + " for " +
                     std::to_string(logits.rows) + " rows");
+  bool k_first_rows = false;  // some row needs the top_k_first kernel code
   for (const RowParams& p : params) {
+    detail::require_gpu_filter_order(p.filter_order);
+    k_first_rows |=
+        p.filter_order == FilterOrder::kTopKFirst && p.top_k > 0 && p.top_k < logits.vocab;
     SamplerConfig c;
     c.temperature = p.temperature;
     c.top_p = p.top_p;
     c.top_k = p.top_k;
     c.min_p = p.min_p;
-    if (p.filter_order == FilterOrder::kMlxLm)
-      throw Error(ErrorCode::kUnsupported, "filter_order",
-                  "the CUDA pipeline implements the spec and top_k_first filter orders only");
-    if (p.filter_order != FilterOrder::kSpec && p.filter_order != FilterOrder::kTopKFirst)
-      throw Error(ErrorCode::kInvalidArgument, "filter_order", "unknown filter order");
     c.validate();
     PenaltyConfig pc;
     pc.repetition_penalty = p.repetition_penalty;
@@ -142,9 +140,6 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
                           cudaMemcpyHostToDevice, stream),
           "params upload");
   }
-  const bool k_first_rows = std::any_of(params.begin(), params.end(), [&](const RowParams& p) {
-    return p.filter_order == FilterOrder::kTopKFirst && p.top_k > 0 && p.top_k < logits.vocab;
-  });
   check(detail::launch_pipeline(lay, logits.data, logits.dtype == DType::kBF16, logits.rows,
                                 logits.vocab, impl_->params.ptr, inline_params, k_first_rows, in,
                                 rng, out, logits.stream),

@@ -120,13 +120,15 @@ struct LayoutCache {
   std::vector<std::pair<std::int64_t, ClusterOptions>> entries;
 };
 
-template <typename Kernel>
-RowLayout cached_layout(LayoutCache& cache, Kernel kernel, std::int64_t rows, std::int64_t vocab) {
+// options_of(vocab) computes the options on a miss.
+template <typename OptionsOf>
+RowLayout cached_layout(LayoutCache& cache, OptionsOf options_of, std::int64_t rows,
+                        std::int64_t vocab) {
   const std::lock_guard<std::mutex> lock(cache.mu);
   for (const auto& e : cache.entries)
     if (e.first == vocab) return choose_layout(e.second, rows);
   if (cache.entries.size() >= 64) cache.entries.erase(cache.entries.begin());
-  cache.entries.emplace_back(vocab, cluster_options(kernel, vocab));
+  cache.entries.emplace_back(vocab, options_of(vocab));
   return choose_layout(cache.entries.back().second, rows);
 }
 
@@ -174,17 +176,25 @@ int launch_argmax(const void* logits, bool bf16, std::int64_t rows, std::int64_t
 }
 
 RowLayout pipeline_layout(std::int64_t rows, std::int64_t vocab) noexcept {
-  // Both instances share one layout (same shared memory); the options set
-  // each one's launch attributes.
-  static LayoutCache cache, cache_kfirst;
-  const RowLayout l = cached_layout(cache, dev::pipeline_kernel<false>, rows, vocab);
-  const RowLayout k = cached_layout(cache_kfirst, dev::pipeline_kernel<true>, rows, vocab);
-  return l.cluster == k.cluster && l.smem == k.smem ? l : RowLayout{};
+  // Both instances launch with one layout: computing the options sets each
+  // one's launch attributes, and a size counts only where both agree.
+  static LayoutCache cache;
+  return cached_layout(
+      cache,
+      [](std::int64_t v) {
+        ClusterOptions o = cluster_options(dev::pipeline_kernel<false>, v);
+        const ClusterOptions k = cluster_options(dev::pipeline_kernel<true>, v);
+        for (int i = 0; i < kClusterSizes; ++i)
+          if (k.active[i] != o.active[i] || k.lay[i].smem != o.lay[i].smem) o.active[i] = 0;
+        return o;
+      },
+      rows, vocab);
 }
 
 RowLayout logprobs_layout(std::int64_t rows, std::int64_t vocab) noexcept {
   static LayoutCache cache;
-  return cached_layout(cache, dev::logprobs_kernel, rows, vocab);
+  return cached_layout(
+      cache, [](std::int64_t v) { return cluster_options(dev::logprobs_kernel, v); }, rows, vocab);
 }
 
 static bool g_stamp = false;

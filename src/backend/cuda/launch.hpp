@@ -10,6 +10,11 @@
 
 namespace nextok::cuda::detail {
 
+// Throws kUnsupported for an order the GPU does not implement (mlx_lm) and
+// kInvalidArgument for a value outside FilterOrder (cuda_common.cpp: every
+// build).
+void require_gpu_filter_order(FilterOrder order);
+
 struct ArgmaxPartialBytes {
   static constexpr std::size_t kSize = 12;  // float value, int index, int nan
 };
