@@ -7,13 +7,13 @@
 
 namespace nextok::cuda::dev {
 
-// Fast path: a weight ladder finds a small candidate set that provably holds
+constexpr int kCandCap = 2 * kRowThreads;
+
+// Fast path: a ladder finds a small candidate set that provably holds
 // every survivor; the candidates are gathered (in id order) into rank 0's
 // shared memory and rank 0 alone ranks them, filters them and draws.
 // Returns false (every block alike) when no ladder level is both sufficient
 // and small enough; the caller then runs the full radix path.
-constexpr int kCandCap = 2 * kRowThreads;
-
 // KFirst: the top_k_first order (top-k active): levels on t (ladder_rel),
 // counts only, no weights until the gather; the slice keeps the logits.
 // Otherwise the spec order: the slice is turned into the weights e.
@@ -68,7 +68,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   // The exp argument, rounded as every pass rounds it.
   auto arg = [&](int xi) { return s[xi] * inv_t - shift; };
   if constexpr (KFirst) {
-    for (int j = 0; j < c.P; ++j) count(ladder_rel(arg(x0 + j), kKfirstLo, 22));
+    for (int j = 0; j < c.P; ++j) count(ladder_rel(arg(x0 + j), kKfirstLo, kCoarseShift));
   } else {
     // Branch-free body: e == 0 adds 0.0 to the sum and has level 16 (no
     // count, no mass).
@@ -200,16 +200,17 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
       return bal != 0U ? __ffs(bal) - 1 : -1;
     });
     if (L < 0) return false;
-    lo2 = static_cast<std::uint32_t>(static_cast<int>(kKfirstLo) + (L - 1) * (1 << 22));
+    lo2 = static_cast<std::uint32_t>(static_cast<int>(kKfirstLo) + (L - 1) * (1 << kCoarseShift));
     cp0 = cp1 = cp2 = cp3 = 0;
-    for (int j = 0; j < c.P; ++j) count(ladder_rel(arg(x0 + j), lo2, 19));
+    for (int j = 0; j < c.P; ++j) count(ladder_rel(arg(x0 + j), lo2, kFineShift));
     level = level_table(bcnt + kLevels, [&](std::int64_t cnt, unsigned long long) {
       const unsigned bal = __ballot_sync(kFull, lane < kLevels && cnt >= p.top_k);
       const int J = bal != 0U ? __ffs(bal) - 1 : kLevels;
       const int G = J + 1;
       const std::int64_t cnt_g = __shfl_sync(kFull, cnt, min(G, 31));
-      const bool ok = G < kLevels && cnt_g <= kCandCap &&
-                      exp_f32(-ladder_bound(lo2, 19, J)) > exp_f32(-ladder_bound(lo2, 19, G));
+      const bool ok =
+          G < kLevels && cnt_g <= kCandCap &&
+          exp_f32(-ladder_bound(lo2, kFineShift, J)) > exp_f32(-ladder_bound(lo2, kFineShift, G));
       return ok ? G : -1;
     });
   } else {
@@ -229,7 +230,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   const float tau = ladder_level(level);
   // Whether slice entry xi is a candidate; its weight.
   auto candidate = [&](int xi) {
-    if constexpr (KFirst) return ladder_rel(arg(xi), lo2, 19) <= level;
+    if constexpr (KFirst) return ladder_rel(arg(xi), lo2, kFineShift) <= level;
     return s[xi] >= tau;
   };
   auto weight_of = [&](int xi) {
@@ -237,18 +238,17 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     return s[xi];
   };
 
-  // Gather e >= tau in id order into rank 0: key bits and ids.
-  // n = this thread's ids with e >= tau = its counts of levels <= level.
+  // Gather the candidates in id order into rank 0: key bits and ids.
+  // n = this thread's candidates = its counts of levels <= level.
   auto low_bytes = [](std::uint32_t w, int nb) {
     const std::uint32_t m = nb >= 4 ? 0xFFFFFFFFU : (nb <= 0 ? 0U : (1U << (8 * nb)) - 1U);
     return static_cast<int>(__dp4a(w & m, 0x01010101U, 0U));
   };
   int n = low_bytes(cp0, level + 1) + low_bytes(cp1, level - 3) + low_bytes(cp2, level - 7) +
           low_bytes(cp3, level - 11);
-  int pre = 0;
-  int all_n = 0;
-  pre = c.block_exclusive_sum(n, all_n);
-  // Every rank's count of e >= tau is already in the (rank, level) table
+  int all_n = 0;  // N below comes from the level table
+  const int pre = c.block_exclusive_sum(n, all_n);
+  // Every rank's candidate count is already in the (rank, level) table
   // (wcnt, loaded above): no exchange. Lane r sums rank r's levels <= level.
   int q = 0;
   if (lane < c.csize)
@@ -323,10 +323,11 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     stamp_at(st, 11);
     return true;
   }
+  // The block tail: thread t holds ranks / indexes 2t and 2t + 1.
   auto weight = [&](std::uint32_t i) { return static_cast<double>(__uint_as_float(key[i])); };
+  const int a = 2 * tid, b = 2 * tid + 1;
   if constexpr (KFirst) {
     // Top-k: the first k in (e desc, id asc) order.
-    const int a = 2 * tid, b = 2 * tid + 1;
     if (a < N) flag[ord_k[a]] = a < p.top_k ? 1U : 0U;
     if (b < N) flag[ord_k[b]] = b < p.top_k ? 1U : 0U;
     __syncthreads();
@@ -344,7 +345,6 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   } else {
     // Top-p in (e desc, id desc) order: keep while the mass before < limit.
     {
-      const int a = 2 * tid, b = 2 * tid + 1;
       const double va = a < N ? weight(ord_p[a]) : 0.0;
       const double vb = b < N ? weight(ord_p[b]) : 0.0;
       double ex = 0.0;
@@ -355,16 +355,14 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     __syncthreads();
     // Min-p, then top-k in (e desc, id asc) order among the survivors.
     {
-      const int a = 2 * tid, b = 2 * tid + 1;
       auto s1 = [&](int r) {
         if (r >= N) return 0;
         const std::uint32_t i = ord_k[r];
         return (flag[i] != 0U && (!min_p || __uint_as_float(key[i]) >= p.min_p)) ? 1 : 0;
       };
       const int fa = s1(a), fb = s1(b);
-      int ex = 0;
       int all_f = 0;
-      ex = c.block_exclusive_sum(fa + fb, all_f);
+      const int ex = c.block_exclusive_sum(fa + fb, all_f);
       __syncthreads();
       if (a < N) flag[ord_k[a]] = (fa != 0 && (!top_k || ex < p.top_k)) ? 1U : 0U;
       if (b < N) flag[ord_k[b]] = (fb != 0 && (!top_k || ex + fa < p.top_k)) ? 1U : 0U;
@@ -373,10 +371,9 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   }
   stamp_at(st, 10);
   // Draw in id order.
-  const int a = 2 * tid, b = 2 * tid + 1;
   const bool sa = a < N && flag[a] != 0U, sb = b < N && flag[b] != 0U;
-  const double va = sa ? static_cast<double>(__uint_as_float(key[a])) : 0.0;
-  const double vb = sb ? static_cast<double>(__uint_as_float(key[b])) : 0.0;
+  const double va = sa ? weight(static_cast<std::uint32_t>(a)) : 0.0;
+  const double vb = sb ? weight(static_cast<std::uint32_t>(b)) : 0.0;
   double lo = 0.0, S = 0.0;
   BlockScanD(c.bs->cub.sd).ExclusiveSum(va + vb, lo, S);
   __syncthreads();

@@ -83,6 +83,8 @@ __global__ void ladder_check_kernel(unsigned long long* bad) {
 // level). The coarse pass uses half octaves from lo = bits(0.375) (level 15:
 // d < 64), the fine pass 1/16 octaves inside the chosen coarse level.
 constexpr std::uint32_t kKfirstLo = 251U << 22;  // bits of 0.375
+constexpr int kCoarseShift = 22;                 // half octaves
+constexpr int kFineShift = 19;                   // 1/16 octaves
 __device__ __forceinline__ int ladder_rel(float t, std::uint32_t lo, int sh) {
   const int rel = static_cast<int>(__float_as_uint(t) & 0x7FFFFFFFU) - static_cast<int>(lo);
   return rel < 0 ? 0 : min((rel >> sh) + 1, kLevels);
