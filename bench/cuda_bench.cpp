@@ -5,7 +5,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -13,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cuda/launch.hpp"
 #include "nextok/cuda.hpp"
 #include "nextok/mask.hpp"
 
@@ -50,6 +53,21 @@ std::uint16_t to_bf16(float f) {
 int main(int argc, char** argv) {
   using namespace nextok;
   const int iters = argc > 1 ? std::atoi(argv[1]) : 100;
+  // Optional: the batch sizes, comma-separated (default 1,8,64,256).
+  std::vector<std::int64_t> batches{1, 8, 64, 256};
+  if (argc > 2) {
+    batches.clear();
+    for (const char* c = argv[2]; *c != '\0';) {
+      char* end = nullptr;
+      const long long b = std::strtoll(c, &end, 10);
+      if (end == c || b <= 0) {
+        std::fprintf(stderr, "batch sizes: comma-separated positive integers\n");
+        return 2;
+      }
+      batches.push_back(b);
+      c = *end == ',' ? end + 1 : end;
+    }
+  }
   if (!cuda::device_available()) {
     std::fprintf(stderr, "no CUDA device\n");
     return 1;
@@ -58,7 +76,7 @@ int main(int argc, char** argv) {
   std::mt19937_64 g(42);
   std::normal_distribution<float> n(0.0f, 1.0f);
   for (std::int64_t vocab : {151936, 262144}) {
-    for (std::int64_t rows : {1, 8, 64, 256}) {
+    for (std::int64_t rows : batches) {
       const auto count = static_cast<std::size_t>(rows * vocab);
       std::vector<float> h(count);
       for (float& x : h) x = n(g);
@@ -126,6 +144,22 @@ int main(int argc, char** argv) {
                                  },
                                  10, iters));
         }
+        // top_k_first with each kernel alone (b2b): the streaming kernel
+        // (every batch size) and the cluster kernel.
+        const std::int64_t auto_rows = cuda::detail::stream_min_rows();
+        for (const auto& [name, min_rows] :
+             {std::pair{"nextok_pipeline_top_k_first_streaming_b2b", std::int64_t{1}},
+              std::pair{"nextok_pipeline_top_k_first_cluster_b2b", INT64_MAX}}) {
+          cuda::detail::set_stream_min_rows(min_rows);
+          emit(name, median_us(
+                         [&] {
+                           for (int k = 0; k < 20; ++k)
+                             ctx.sample(v, params_kf, {}, d_rs, {tok, st, nullptr});
+                         },
+                         2, std::max(5, iters / 5)) /
+                         20.0);
+        }
+        cuda::detail::set_stream_min_rows(auto_rows);
       }
       const cudaError_t e = cudaDeviceSynchronize();
       if (e != cudaSuccess) {

@@ -76,8 +76,31 @@ struct Tally {
   double worst_prob = 0;
 };
 
-void run_pipeline_batch(std::mt19937_64& g, Shape s, DType dt, Tally& t) {
-  const Batch b = random_batch(g, s.rows, s.vocab, dt);
+// Lifts a run of 4-64 consecutive ids of some rows above the rest, so one
+// thread of the streaming kernel holds more candidates than it keeps.
+void lift_runs(std::mt19937_64& g, Batch& b) {
+  for (std::int64_t r = 0; r < b.rows; ++r) {
+    if (g() % 4 != 0 || b.vocab < 8) continue;
+    const std::int64_t len =
+        std::min<std::int64_t>(4 + static_cast<std::int64_t>(g() % 61), b.vocab);
+    const std::int64_t start =
+        static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(b.vocab - len + 1));
+    for (std::int64_t i = start; i < start + len; ++i) {
+      const auto at = static_cast<std::size_t>(r * b.vocab + i);
+      const float x = b.f32[at] + 40.0f;
+      if (b.dtype == DType::kBF16) {
+        b.bf16[at] = cpu::f32_to_bf16(x);
+        b.f32[at] = cpu::bf16_to_f32(b.bf16[at]);
+      } else {
+        b.f32[at] = x;
+      }
+    }
+  }
+}
+
+void run_pipeline_batch(std::mt19937_64& g, Shape s, DType dt, Tally& t, bool lift = false) {
+  Batch b = random_batch(g, s.rows, s.vocab, dt);
+  if (lift) lift_runs(g, b);
   const bool masks = g() % 2 == 0;
   std::vector<RowCase> cases;
   for (std::int64_t r = 0; r < s.rows; ++r) cases.push_back(random_row(g, s.vocab, masks));
@@ -177,33 +200,7 @@ void run_pipeline_batch(std::mt19937_64& g, Shape s, DType dt, Tally& t) {
   }
 }
 
-TEST(CudaPipeline, MatchesHostOnRandomBatches) {
-  ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
-  std::mt19937_64 g(1234);
-  Tally t;
-  namespace d = cuda::detail;
-  unsigned long long n[d::kPathCounters] = {};
-  ASSERT_EQ(0, d::pipeline_path_counts(n, /*reset=*/true));
-  for (int rep = 0; rep < 2; ++rep)
-    for (DType dt : {DType::kF32, DType::kBF16})
-      for (Shape s : kShapes) run_pipeline_batch(g, s, dt, t);
-  ASSERT_EQ(0, d::pipeline_path_counts(n, /*reset=*/false));
-  // Every path must be covered by the random rows, in both filter orders
-  // (sampled rows only: greedy and failed rows take none): the candidate-
-  // ladder fast path with its two tails (one warp for <= 128 candidates, the
-  // whole block above) and the radix fallback.
-  std::printf(
-      "pipeline paths (sampled rows): spec: fast %llu (warp tail %llu), radix fallback %llu; "
-      "top_k_first: fast %llu (warp tail %llu), radix fallback %llu\n",
-      n[d::kPathFast], n[d::kPathWarpTail], n[d::kPathRadix], n[d::kPathKfirstFast],
-      n[d::kPathKfirstWarpTail], n[d::kPathKfirstRadix]);
-  for (auto [fast, warp, radix] :
-       {std::array{d::kPathFast, d::kPathWarpTail, d::kPathRadix},
-        std::array{d::kPathKfirstFast, d::kPathKfirstWarpTail, d::kPathKfirstRadix}}) {
-    EXPECT_GE(n[warp], 100ULL);
-    EXPECT_GE(n[fast] - n[warp], 100ULL);
-    EXPECT_GE(n[radix], 100ULL);
-  }
+void expect_clean(const Tally& t) {
   std::printf(
       "pipeline: rows %lld, token mismatches %lld, status mismatches %lld, prob rows > 1e-5 %lld "
       "(worst %.3g), rng mismatches %lld\n",
@@ -215,6 +212,73 @@ TEST(CudaPipeline, MatchesHostOnRandomBatches) {
   EXPECT_EQ(t.status_mismatch, 0);
   EXPECT_EQ(t.prob_mismatch, 0);
   EXPECT_EQ(t.rng_mismatch, 0);
+}
+
+namespace d = cuda::detail;
+
+void print_paths(const unsigned long long (&n)[d::kPathCounters]) {
+  std::printf(
+      "pipeline paths (sampled rows): spec: fast %llu (warp tail %llu), radix fallback %llu; "
+      "top_k_first: fast %llu (warp tail %llu), radix fallback %llu; streaming: %llu (warp tail "
+      "%llu, after a rescan %llu), left to the cluster kernel %llu\n",
+      n[d::kPathFast], n[d::kPathWarpTail], n[d::kPathRadix], n[d::kPathKfirstFast],
+      n[d::kPathKfirstWarpTail], n[d::kPathKfirstRadix], n[d::kPathStream],
+      n[d::kPathStreamWarpTail], n[d::kPathStreamRescan], n[d::kPathStreamDeferred]);
+}
+
+TEST(CudaPipeline, ClusterKernelMatchesHostOnRandomBatches) {
+  ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
+  std::mt19937_64 g(1234);
+  Tally t;
+  unsigned long long n[d::kPathCounters] = {};
+  ASSERT_EQ(0, d::pipeline_path_counts(n, /*reset=*/true));
+  const std::int64_t before = d::stream_min_rows();
+  d::set_stream_min_rows(INT64_MAX);  // the cluster kernel alone
+  for (int rep = 0; rep < 2; ++rep)
+    for (DType dt : {DType::kF32, DType::kBF16})
+      for (Shape s : kShapes) run_pipeline_batch(g, s, dt, t);
+  d::set_stream_min_rows(before);
+  ASSERT_EQ(0, d::pipeline_path_counts(n, /*reset=*/false));
+  print_paths(n);
+  // Every path must be covered by the random rows, in both filter orders
+  // (sampled rows only: greedy and failed rows take none): the candidate-
+  // ladder fast path with its two tails (one warp for <= 128 candidates, the
+  // whole block above) and the radix fallback.
+  for (auto [fast, warp, radix] :
+       {std::array{d::kPathFast, d::kPathWarpTail, d::kPathRadix},
+        std::array{d::kPathKfirstFast, d::kPathKfirstWarpTail, d::kPathKfirstRadix}}) {
+    EXPECT_GE(n[warp], 100ULL);
+    EXPECT_GE(n[fast] - n[warp], 100ULL);
+    EXPECT_GE(n[radix], 100ULL);
+  }
+  EXPECT_EQ(n[d::kPathStream], 0ULL);
+  expect_clean(t);
+}
+
+// Every batch streams first (B = 1 too): the streaming kernel on every
+// shape, its two tails, its rescan and the rows it leaves to the cluster
+// kernel, which then runs only those.
+TEST(CudaPipeline, StreamingKernelMatchesHostOnRandomBatches) {
+  ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
+  std::mt19937_64 g(99);
+  Tally t;
+  unsigned long long n[d::kPathCounters] = {};
+  ASSERT_EQ(0, d::pipeline_path_counts(n, /*reset=*/true));
+  const std::int64_t before = d::stream_min_rows();
+  d::set_stream_min_rows(1);
+  for (int rep = 0; rep < 2; ++rep)
+    for (DType dt : {DType::kF32, DType::kBF16})
+      for (Shape s : kShapes) run_pipeline_batch(g, s, dt, t, /*lift=*/true);
+  d::set_stream_min_rows(before);
+  ASSERT_EQ(0, d::pipeline_path_counts(n, /*reset=*/false));
+  print_paths(n);
+  EXPECT_GE(n[d::kPathStreamWarpTail], 100ULL);
+  EXPECT_GE(n[d::kPathStream] - n[d::kPathStreamWarpTail], 100ULL);
+  EXPECT_GE(n[d::kPathStreamRescan], 20ULL);
+  EXPECT_GE(n[d::kPathStreamDeferred], 20ULL);
+  EXPECT_GE(n[d::kPathFast] + n[d::kPathKfirstFast] + n[d::kPathRadix] + n[d::kPathKfirstRadix],
+            100ULL);
+  expect_clean(t);
 }
 
 // The fast path's level of a weight comes from its exponent and one

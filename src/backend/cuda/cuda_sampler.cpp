@@ -3,6 +3,7 @@
 // then the kernels are enqueued on the view's stream.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ struct Context::Impl {
   DeviceBuffer<unsigned> counters;
   DeviceBuffer<RowParams> params;
   DeviceBuffer<std::uint32_t> k;
+  DeviceBuffer<std::int32_t> row_list;  // rows the streaming kernel leaves
+  DeviceBuffer<unsigned> list_counts;   // count, done: zero between calls
 };
 
 bool built_with_cuda() noexcept {
@@ -98,8 +101,10 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
     throw Error(ErrorCode::kShapeMismatch, "params",
                 "one RowParams per row is needed: " + std::to_string(params.size()) + " for " +
                     std::to_string(logits.rows) + " rows");
-  bool k_first_rows = false;  // some row needs the top_k_first kernel code
+  bool k_first_rows = false;     // some row needs the top_k_first kernel code
+  std::int64_t stream_rows = 0;  // rows the streaming kernel may take
   for (const RowParams& p : params) {
+    stream_rows += detail::stream_fits(p, logits.vocab) ? 1 : 0;
     detail::require_gpu_filter_order(p.filter_order);
     k_first_rows |=
         p.filter_order == FilterOrder::kTopKFirst && p.top_k > 0 && p.top_k < logits.vocab;
@@ -125,10 +130,20 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
   if ((in.bias_offsets == nullptr) != (in.bias_ids == nullptr) ||
       (in.bias_ids == nullptr) != (in.bias_values == nullptr))
     throw Error(ErrorCode::kInvalidArgument, "logit_bias", "bias needs offsets, ids and values");
-  const detail::RowLayout lay = detail::pipeline_layout(logits.rows, logits.vocab);
+  // Large batches stream the rows they can first; the cluster kernel's
+  // layout is then sized for the rows expected to be left.
+  const bool streamed = logits.rows >= detail::stream_min_rows() && stream_rows > 0;
+  const detail::RowLayout lay = detail::pipeline_layout(
+      streamed ? std::max<std::int64_t>(logits.rows - stream_rows, 1) : logits.rows, logits.vocab);
   if (lay.cluster == 0)
     throw Error(ErrorCode::kUnsupported, "vocab",
                 "V=" + std::to_string(logits.vocab) + " does not fit the CUDA row layout");
+  detail::RowList list;
+  if (streamed) {
+    impl_->row_list.reserve(params.size());
+    impl_->list_counts.reserve(2, /*zero=*/true);
+    list = {impl_->row_list.ptr, impl_->list_counts.ptr, impl_->list_counts.ptr + 1};
+  }
   // Small batches carry their params in the kernel arguments: no upload.
   const RowParams* inline_params = nullptr;
   if (logits.rows <= detail::pipeline_inline_rows()) {
@@ -140,10 +155,13 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
                           cudaMemcpyHostToDevice, stream),
           "params upload");
   }
-  check(detail::launch_pipeline(lay, logits.data, logits.dtype == DType::kBF16, logits.rows,
-                                logits.vocab, impl_->params.ptr, inline_params, k_first_rows, in,
-                                rng, out, logits.stream),
-        "pipeline launch");
+  const int err = detail::launch_pipeline(
+      lay, logits.data, logits.dtype == DType::kBF16, logits.rows, logits.vocab, impl_->params.ptr,
+      inline_params, k_first_rows, in, rng, out, streamed ? &list : nullptr, logits.stream);
+  if (err != 0 && streamed)  // the list must start empty next time
+    cudaMemsetAsync(impl_->list_counts.ptr, 0, 2 * sizeof(unsigned),
+                    static_cast<cudaStream_t>(logits.stream));
+  check(err, "pipeline launch");
 }
 
 void Context::top_logprobs(const LogitsView& logits, std::span<const std::uint32_t> k,

@@ -12,6 +12,10 @@ using detail::kPathKfirstFast;
 using detail::kPathKfirstRadix;
 using detail::kPathKfirstWarpTail;
 using detail::kPathRadix;
+using detail::kPathStream;
+using detail::kPathStreamDeferred;
+using detail::kPathStreamRescan;
+using detail::kPathStreamWarpTail;
 using detail::kPathWarpTail;
 
 // Test hook: sampled rows per path (one atomic per row, by rank 0's thread

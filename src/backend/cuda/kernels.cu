@@ -12,6 +12,7 @@
 #include "backend/cuda/launch.hpp"
 #include "backend/cuda/logprobs.cuh"
 #include "backend/cuda/pipeline.cuh"
+#include "backend/cuda/stream.cuh"
 
 namespace nextok::cuda::detail {
 namespace {
@@ -106,6 +107,7 @@ RowLayout choose_layout(const ClusterOptions& o, std::int64_t rows) {
                       (kFixedUs + kPerIdUs * static_cast<double>(o.lay[i].slice_len));
     if (best.cluster == 0 || us < best_us) {
       best = o.lay[i];
+      best.active = o.active[i];
       best_us = us;
     }
   }
@@ -176,16 +178,17 @@ int launch_argmax(const void* logits, bool bf16, std::int64_t rows, std::int64_t
 }
 
 RowLayout pipeline_layout(std::int64_t rows, std::int64_t vocab) noexcept {
-  // Both instances launch with one layout: computing the options sets each
-  // one's launch attributes, and a size counts only where both agree.
+  // Every instance launches with one layout: computing the options sets
+  // each one's launch attributes, and a size counts only where all agree.
   static LayoutCache cache;
   return cached_layout(
       cache,
       [](std::int64_t v) {
-        ClusterOptions o = cluster_options(dev::pipeline_kernel<false>, v);
-        const ClusterOptions k = cluster_options(dev::pipeline_kernel<true>, v);
-        for (int i = 0; i < kClusterSizes; ++i)
-          if (k.active[i] != o.active[i] || k.lay[i].smem != o.lay[i].smem) o.active[i] = 0;
+        ClusterOptions o = cluster_options(dev::pipeline_kernel<false, false>, v);
+        for (const ClusterOptions& k : {cluster_options(dev::pipeline_kernel<true, false>, v),
+                                        cluster_options(dev::pipeline_kernel<true, true>, v)})
+          for (int i = 0; i < kClusterSizes; ++i)
+            if (k.active[i] != o.active[i] || k.lay[i].smem != o.lay[i].smem) o.active[i] = 0;
         return o;
       },
       rows, vocab);
@@ -238,19 +241,54 @@ int pipeline_inline_rows() noexcept {
   return dev::kInlineRows;
 }
 
+namespace {
+std::int64_t g_stream_min_rows = 16;
+}  // namespace
+
+std::int64_t stream_min_rows() noexcept {
+  return g_stream_min_rows;
+}
+void set_stream_min_rows(std::int64_t rows) noexcept {
+  g_stream_min_rows = rows;
+}
+
+bool stream_fits(const RowParams& p, std::int64_t vocab) noexcept {
+  const bool top_k = p.top_k > 0 && p.top_k < vocab;
+  const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
+  return !(p.temperature > 0.0f) ||
+         (top_k && (p.filter_order == FilterOrder::kTopKFirst || !top_p));
+}
+
 int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
                     std::int64_t vocab, const RowParams* params, const RowParams* host_params,
                     bool k_first_rows, const PipelineInputs& in, RngState* rng,
-                    const PipelineOutputs& out, void* stream) noexcept {
-  dev::PipelineArgs a{logits, bf16, vocab, lay.slice_len, lay.per_thread, params, in,
-                      rng,    out,  {},    g_stamp};
+                    const PipelineOutputs& out, const RowList* stream_list, void* stream) noexcept {
+  dev::PipelineArgs a{logits, bf16, vocab, lay.slice_len, lay.per_thread, params,  in,
+                      rng,    out,  {},    g_stamp,       nullptr,        nullptr, nullptr};
   if (host_params != nullptr) {
     if (rows > dev::kInlineRows) return static_cast<int>(cudaErrorInvalidValue);
     a.params = nullptr;
     std::memcpy(a.inline_params, host_params, static_cast<std::size_t>(rows) * sizeof(RowParams));
   }
-  return k_first_rows ? launch_rows(dev::pipeline_kernel<true>, lay, rows, a, stream)
-                      : launch_rows(dev::pipeline_kernel<false>, lay, rows, a, stream);
+  if (stream_list == nullptr)
+    return k_first_rows ? launch_rows(dev::pipeline_kernel<true, false>, lay, rows, a, stream)
+                        : launch_rows(dev::pipeline_kernel<false, false>, lay, rows, a, stream);
+  static const int attr = [] {
+    return static_cast<int>(cudaFuncSetAttribute(dev::stream_kernel,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(sizeof(dev::StreamSmem))));
+  }();
+  if (attr != 0) return attr;
+  a.list = stream_list->list;
+  a.count = stream_list->count;
+  a.done = stream_list->done;
+  dev::stream_kernel<<<static_cast<unsigned>(rows), dev::kRowThreads, sizeof(dev::StreamSmem),
+                       static_cast<cudaStream_t>(stream)>>>(a);
+  const int err = static_cast<int>(cudaGetLastError());
+  if (err != 0) return err;
+  // One wave of clusters runs the rows left (none, usually).
+  return launch_rows(dev::pipeline_kernel<true, true>, lay,
+                     std::min<std::int64_t>(rows, std::max(lay.active, 1)), a, stream);
 }
 
 int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) noexcept {

@@ -85,9 +85,10 @@ __global__ void ladder_check_kernel(unsigned long long* bad) {
 constexpr std::uint32_t kKfirstLo = 251U << 22;  // bits of 0.375
 constexpr int kCoarseShift = 22;                 // half octaves
 constexpr int kFineShift = 19;                   // 1/16 octaves
-__device__ __forceinline__ int ladder_rel(float t, std::uint32_t lo, int sh) {
+// `none`: the level past the last (kLevels for the packed 16-level ladders).
+__device__ __forceinline__ int ladder_rel(float t, std::uint32_t lo, int sh, int none = kLevels) {
   const int rel = static_cast<int>(__float_as_uint(t) & 0x7FFFFFFFU) - static_cast<int>(lo);
-  return rel < 0 ? 0 : min((rel >> sh) + 1, kLevels);
+  return rel < 0 ? 0 : min((rel >> sh) + 1, none);
 }
 __device__ __forceinline__ float ladder_bound(std::uint32_t lo, int sh, int i) {
   return __uint_as_float(lo + (static_cast<std::uint32_t>(i) << sh));

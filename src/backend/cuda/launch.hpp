@@ -32,6 +32,7 @@ struct RowLayout {
   int slice_len = 0;     // ids per block
   int per_thread = 0;    // ids per thread (odd)
   std::size_t smem = 0;  // dynamic shared memory per block
+  int active = 0;        // clusters of this size the device runs at once
 };
 RowLayout pipeline_layout(std::int64_t rows, std::int64_t vocab) noexcept;
 RowLayout logprobs_layout(std::int64_t rows, std::int64_t vocab) noexcept;
@@ -43,11 +44,29 @@ int pipeline_inline_rows() noexcept;
 // Test hook (synchronous): floats in [0, 1] whose candidate-ladder level or
 // scaled mass differs from counting the 16 thresholds (must be 0).
 int ladder_mismatches(unsigned long long* out) noexcept;
+// Batches of at least stream_min_rows() rows, some of which the streaming
+// kernel can take (stream_fits), run it first; the cluster kernel then runs
+// only the rows it left. set_stream_min_rows: a test and benchmark knob.
+std::int64_t stream_min_rows() noexcept;
+void set_stream_min_rows(std::int64_t rows) noexcept;
+// The params side of the streaming kernel's test (it also needs the row to
+// have no bias and no active penalty over a non-empty window).
+bool stream_fits(const RowParams& p, std::int64_t vocab) noexcept;
+// Device scratch of the streaming launch: list [B]; count and done start at
+// zero and the cluster kernel leaves them at zero.
+struct RowList {
+  std::int32_t* list = nullptr;
+  unsigned* count = nullptr;
+  unsigned* done = nullptr;
+};
 // k_first_rows: some row has FilterOrder::kTopKFirst with an active top-k.
+// stream_list non-null: run the streaming kernel over every row, then the
+// cluster kernel (layout `lay`, one wave of lay.active clusters) over the
+// rows it left.
 int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
                     std::int64_t vocab, const RowParams* params, const RowParams* host_params,
                     bool k_first_rows, const PipelineInputs& in, RngState* rng,
-                    const PipelineOutputs& out, void* stream) noexcept;
+                    const PipelineOutputs& out, const RowList* stream_list, void* stream) noexcept;
 
 // Profiling hook: clock64 stamps of row 0's first block at stage boundaries.
 void set_pipeline_stamps(bool on) noexcept;
@@ -65,6 +84,10 @@ enum PathCounter : int {
   kPathKfirstFast,
   kPathKfirstRadix,
   kPathKfirstWarpTail,
+  kPathStream,          // drawn by the streaming kernel
+  kPathStreamWarpTail,  // ... on its one-warp tail
+  kPathStreamRescan,    // ... after some thread read its part again
+  kPathStreamDeferred,  // sampled rows it took up but left (no level, too many candidates)
   kPathCounters
 };
 int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) noexcept;

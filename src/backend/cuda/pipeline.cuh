@@ -6,48 +6,9 @@
 #pragma once
 
 #include "backend/cuda/fast_path.cuh"
-#include "backend/cuda/launch.hpp"
-#include "backend/cuda/row_cluster.cuh"
-#include "nextok/cuda.hpp"
+#include "backend/cuda/pipeline_args.cuh"
 
 namespace nextok::cuda::dev {
-
-// Small batches pass their RowParams inside the kernel arguments (no
-// host-to-device copy before the launch); params is then null.
-constexpr int kInlineRows = 16;
-
-struct PipelineArgs {
-  const void* logits;
-  bool bf16;
-  std::int64_t vocab;
-  std::int32_t slice_len;   // L
-  std::int32_t per_thread;  // P
-  const RowParams* params;  // [B] in device memory, or null: inline_params
-  PipelineInputs in;
-  RngState* rng;
-  PipelineOutputs out;
-  RowParams inline_params[kInlineRows];
-  bool stamp;  // profiling: rank 0 of row 0 writes g_pipeline_stamps
-};
-
-__device__ __forceinline__ RowParams row_params(const PipelineArgs& a, int row) {
-  if (a.params != nullptr) return a.params[row];
-  RowParams p = a.inline_params[0];
-#pragma unroll
-  for (int i = 1; i < kInlineRows; ++i)
-    if (row == i) p = a.inline_params[i];
-  return p;
-}
-
-// Element j of a 16-byte vector of T.
-__device__ __forceinline__ float vec_elem(const uint4& v, int j, const float*) {
-  const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
-  return __uint_as_float(w[j]);
-}
-__device__ __forceinline__ float vec_elem(const uint4& v, int j, const std::uint16_t*) {
-  const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
-  return __uint_as_float(j & 1 ? w[j >> 1] & 0xFFFF0000U : w[j >> 1] << 16);
-}
 
 template <typename T>
 __device__ void load_slice(RowCtx& c, const T* x, std::int64_t vocab, const std::uint32_t* mask,
@@ -138,20 +99,17 @@ __device__ bool apply_penalties(RowCtx& c, const RowParams& p, const PipelineInp
   return c.block_or(bad) != 0;
 }
 
-// kKfirst: the batch has top_k_first rows. Batches without them run the
-// instance without that code (a smaller kernel: ~0.7 us at B = 1).
+// One row on this cluster. kKfirst: the batch has top_k_first rows.
+// Batches without them run the instance without that code (a smaller
+// kernel: ~0.7 us at B = 1).
 template <bool kKfirst>
-__global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a) {
-  extern __shared__ __align__(16) unsigned char dyn[];
-  __shared__ BlockStorage bs;
+__device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, int row) {
+  BlockStorage& bs = *c.bs;
   const bool st = a.stamp;
   const unsigned long long t_start = st ? global_ns() : 0ULL;
   stamp_at(st, 0);
   block_stamp(st, 0);
-  RowCtx c{cg::this_cluster(), 0, 0, a.per_thread, 0, reinterpret_cast<RowSmem*>(dyn), &bs, 0};
-  c.rank = static_cast<int>(c.cl.block_rank());
-  c.csize = static_cast<int>(c.cl.num_blocks());
-  const int row = static_cast<int>(blockIdx.x) / c.csize;
+  c.phase = 0;
   c.base = static_cast<std::int64_t>(c.rank) * a.slice_len;
   const int n_local = local_count(a.vocab, c.base, a.slice_len);
   if (c.tid() == 0) bs.hist_buf = 0;
@@ -404,6 +362,41 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
           survives(xi, c.base + xi) ? static_cast<float>(static_cast<double>(s[xi]) / total) : 0.0f;
   }
   c.cl.sync();
+}
+
+// kListed: run only the rows the streaming kernel left (a.list); cluster i
+// runs list entries i, i + clusters, ... with a cluster barrier between rows
+// (the next row reuses the exchange slots and the shared memory). Its own
+// instance: the loop in the one-row kernel cost every batch size.
+template <bool kKfirst, bool kListed>
+__global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a) {
+  extern __shared__ __align__(16) unsigned char dyn[];
+  __shared__ BlockStorage bs;
+  RowCtx c{cg::this_cluster(), 0, 0, a.per_thread, 0, reinterpret_cast<RowSmem*>(dyn), &bs, 0};
+  c.rank = static_cast<int>(c.cl.block_rank());
+  c.csize = static_cast<int>(c.cl.num_blocks());
+  const unsigned me = blockIdx.x / static_cast<unsigned>(c.csize);
+  if constexpr (!kListed) {
+    pipeline_row<kKfirst>(a, c, static_cast<int>(me));
+  } else {
+    const unsigned n = *static_cast<volatile unsigned*>(a.count);
+    const unsigned stride = gridDim.x / static_cast<unsigned>(c.csize);
+    for (unsigned i = me; i < n; i += stride) {
+      pipeline_row<kKfirst>(a, c, a.list[i]);
+      c.cl.sync();
+    }
+    // Every block has read *count before it counts itself done: the last
+    // one resets both for the next call.
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      if (atomicAdd(a.done, 1U) == gridDim.x - 1) {
+        *a.count = 0;
+        *a.done = 0;
+        __threadfence();
+      }
+    }
+  }
 }
 
 }  // namespace nextok::cuda::dev

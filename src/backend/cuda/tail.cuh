@@ -41,7 +41,7 @@ __device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
                           const std::int32_t* ids, const std::uint32_t* ord_p,
                           const std::uint32_t* ord_k, std::uint32_t* flag, double limit, bool top_p,
                           bool min_p, bool top_k, bool k_first, std::int64_t vocab, int row,
-                          RngState* rng, const Out& out) {
+                          RngState* rng, const Out& out, int path, int warp_path) {
   const int lane = static_cast<int>(threadIdx.x & 31);
   const int r0 = 4 * lane;
   auto excl = [&](auto mine) {
@@ -140,9 +140,7 @@ __device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
   }
   hit = static_cast<int>(__reduce_min_sync(kFull, static_cast<unsigned>(hit)));
   const int pick = hit != INT32_MAX ? hit : last;
-  if (lane == 0)
-    commit_draw(out, row, pick >= 0 ? ids[pick] : -1, g, old, k_first ? kPathKfirstFast : kPathFast,
-                k_first ? kPathKfirstWarpTail : kPathWarpTail);
+  if (lane == 0) commit_draw(out, row, pick >= 0 ? ids[pick] : -1, g, old, path, warp_path);
   if (out.probs != nullptr) {
     float* pr = out.probs + row * vocab;
 #pragma unroll

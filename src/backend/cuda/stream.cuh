@@ -1,0 +1,357 @@
+// The streaming kernel for large batches: one block per row reads the row
+// from global memory once and keeps each thread's four largest (logit, id)
+// in registers; no slice of the row is kept. The kept values bound the
+// top-k threshold from below, so when no thread holds more candidates than
+// it kept, they are the candidate set. Rows it cannot decide (bias or
+// active penalties, spec-order top-p, no level or too many candidates) go
+// to the cluster kernel through a row list.
+#pragma once
+
+#include <type_traits>
+
+#include "backend/cuda/ladder.cuh"
+#include "backend/cuda/pipeline_args.cuh"
+#include "backend/cuda/rank_tail.cuh"
+
+namespace nextok::cuda::dev {
+
+constexpr int kKeep = 4;
+// Levels on the bits of d = -t (t the exp argument), 1/16 octaves from
+// 2^-16: level i >= 1 holds 2^-16 * 2^((i-1)/16) <= d < 2^-16 * 2^(i/16)
+// (bitwise), level 0 d < 2^-16; 511 = past 2^15.9, beyond exp's range.
+constexpr int kStreamNone = 511;
+constexpr std::uint32_t kStreamLo = 0x37800000U;  // bits of 2^-16
+constexpr int kStreamShift = 19;
+
+struct StreamSmem {
+  std::uint32_t hist[kStreamNone + 1];
+  std::uint32_t raw_key[kCandCap];  // as appended
+  std::int32_t raw_id[kCandCap];
+  std::uint32_t key[kCandCap];  // in id order
+  std::int32_t ids[kCandCap];
+  std::uint32_t ord_p[kCandCap];
+  std::uint32_t ord_k[kCandCap];
+  std::uint32_t flag[kCandCap];
+  float wv[32];
+  std::int32_t wi[32];
+  unsigned cursor;
+  int level;
+  ArgMax best;
+};
+
+// A thread's largest values, descending. Ids ascend along a thread's
+// stream and an equal value never passes an earlier one, so the first of
+// equal values has the lowest id (the argmax tie rule).
+struct Kept {
+  float v[kKeep];
+  std::int32_t id[kKeep];
+  __device__ void clear() {
+#pragma unroll
+    for (int s = 0; s < kKeep; ++s) {
+      v[s] = kNegInf;
+      id[s] = INT32_MAX;
+    }
+  }
+  // x > v[kKeep - 1].
+  __device__ void offer(float x, std::int32_t i) {
+    v[kKeep - 1] = x;
+    id[kKeep - 1] = i;
+#pragma unroll
+    for (int s = kKeep - 1; s > 0; --s) {
+      const bool up = v[s] > v[s - 1];
+      const float tv = v[s];
+      const std::int32_t ti = id[s];
+      v[s] = up ? v[s - 1] : tv;
+      id[s] = up ? id[s - 1] : ti;
+      v[s - 1] = up ? tv : v[s - 1];
+      id[s - 1] = up ? ti : id[s - 1];
+    }
+  }
+};
+
+// Calls fn(f, id0) for this thread's part of the row in ascending id order:
+// 16-byte vectors (f holds their kVe values from id0) and single elements
+// outside them (f[0]; the rest -inf). Masked ids read as -inf; nan: a NaN
+// anywhere, masked or not. Threads run it independently (no barrier).
+template <typename T, typename Fn>
+__device__ void stream_row(const T* x, std::int64_t vocab, const std::uint32_t* mask, int& nan,
+                           Fn fn) {
+  constexpr int kVe = 16 / sizeof(T);
+  const int tid = static_cast<int>(threadIdx.x);
+  const auto addr = reinterpret_cast<std::uintptr_t>(x);
+  // Elements before the first 16-byte boundary (all of them if the row is
+  // not even element-aligned).
+  const std::int64_t head =
+      addr % sizeof(T) != 0
+          ? vocab
+          : min(vocab, static_cast<std::int64_t>(((16 - (addr & 15U)) & 15U) / sizeof(T)));
+  auto single = [&](std::int64_t id) {
+    float f[kVe];
+    f[0] = load_elem(x, id);
+    nan |= f[0] != f[0] ? 1 : 0;
+    if (!mask_allows(mask, id)) f[0] = kNegInf;
+#pragma unroll
+    for (int j = 1; j < kVe; ++j) f[j] = kNegInf;
+    fn(f, id);
+  };
+  for (std::int64_t id = tid; id < head; id += kRowThreads) single(id);
+  const std::int64_t nv = (vocab - head) / kVe;
+  const auto* v16 = reinterpret_cast<const uint4*>(x + head);
+  constexpr int kU = 4;
+  for (std::int64_t q0 = 0; q0 < nv; q0 += kRowThreads * kU) {
+    uint4 v[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const std::int64_t q = q0 + u * kRowThreads + tid;
+      if (q < nv) v[u] = __ldg(v16 + q);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const std::int64_t q = q0 + u * kRowThreads + tid;
+      if (q >= nv) continue;
+      const std::int64_t id0 = head + q * kVe;
+      float f[kVe];
+#pragma unroll
+      for (int j = 0; j < kVe; ++j) {
+        f[j] = vec_elem(v[u], j, x);
+        nan |= f[j] != f[j] ? 1 : 0;
+      }
+      if (mask != nullptr) {
+        // The vector's bits, possibly across two mask words.
+        const unsigned long long w = static_cast<unsigned long long>(mask[id0 >> 5]) |
+                                     static_cast<unsigned long long>(mask[(id0 + kVe - 1) >> 5])
+                                         << 32;
+        const auto bits = static_cast<std::uint32_t>(w >> (id0 & 31));
+#pragma unroll
+        for (int j = 0; j < kVe; ++j)
+          if (((bits >> j) & 1U) == 0) f[j] = kNegInf;
+      }
+      fn(f, id0);
+    }
+  }
+  for (std::int64_t id = head + nv * kVe + tid; id < vocab; id += kRowThreads) single(id);
+}
+
+// Whether the streaming kernel can run this row: no bias, no active
+// penalty over a non-empty window, and greedy or a sampled row whose
+// filters are top-k first (top_k_first, or spec without top-p: min-p keeps a
+// prefix of the order, so spec gives the same set).
+__device__ __forceinline__ bool stream_fits(const PipelineArgs& a, const RowParams& p, int row) {
+  const bool biased =
+      a.in.bias_offsets != nullptr && a.in.bias_offsets[row + 1] > a.in.bias_offsets[row];
+  const bool penalised =
+      p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
+  const bool window = a.in.history != nullptr && p.window > 0 && a.in.history_len[row] > 0;
+  const bool top_k = p.top_k > 0 && p.top_k < a.vocab;
+  const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
+  const bool sampled = p.temperature > 0.0f;
+  return !biased && !(penalised && window) &&
+         (!sampled || (top_k && (p.filter_order == FilterOrder::kTopKFirst || !top_p)));
+}
+
+template <typename T>
+__device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStorage& bs, int row) {
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  const std::int64_t vocab = a.vocab;
+  const RowParams p = row_params(a, row);
+  auto defer = [&] {
+    if (tid == 0) a.list[atomicAdd(a.count, 1U)] = row;
+  };
+  if (!stream_fits(a, p, row)) {
+    defer();
+    return;
+  }
+  // History ids outside [0, V) fail the row even without a penalty.
+  int bad = 0;
+  if (a.in.history != nullptr) {
+    const std::int32_t len = a.in.history_len[row];
+    const std::int32_t take = min(static_cast<std::int32_t>(p.window), len);
+    const std::int32_t* win =
+        a.in.history + static_cast<std::int64_t>(row) * a.in.history_stride + (len - take);
+    for (int j = tid; j < take; j += kRowThreads) bad |= win[j] < 0 || win[j] >= vocab ? 1 : 0;
+  }
+  const T* x = static_cast<const T*>(a.logits) + row * vocab;
+  const std::uint32_t* mask =
+      a.in.mask == nullptr ? nullptr
+                           : a.in.mask + static_cast<std::int64_t>(row) * ((vocab + 31) / 32);
+  Kept k;
+  k.clear();
+  int nan = 0;
+  stream_row(x, vocab, mask, nan, [&](const auto& f, std::int64_t id0) {
+    constexpr int n = std::extent_v<std::remove_reference_t<decltype(f)>>;
+    float mx = f[0];
+#pragma unroll
+    for (int j = 1; j < n; ++j) mx = fmaxf(mx, f[j]);
+    if (mx > k.v[kKeep - 1]) {
+#pragma unroll
+      for (int j = 0; j < n; ++j)
+        if (f[j] > k.v[kKeep - 1]) k.offer(f[j], static_cast<std::int32_t>(id0 + j));
+    }
+  });
+  nan = __syncthreads_or(nan);
+  bad = __syncthreads_or(bad);
+
+  // The row's max and argmax (lowest id of the max): warp shuffles, then
+  // warp 0 folds the 32 warp results.
+  ArgMax am{k.v[0], k.id[0]};
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    am = better(am, {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
+  if (lane == 0) {
+    sm.wv[warp] = am.value;
+    sm.wi[warp] = am.index;
+  }
+  if (tid == 0) sm.cursor = 0;
+  for (int i = tid; i <= kStreamNone; i += kRowThreads) sm.hist[i] = 0;
+  __syncthreads();
+  if (warp == 0) {
+    am = ArgMax{sm.wv[lane], sm.wi[lane]};
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+      am = better(am, {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
+    if (lane == 0) sm.best = am;
+  }
+  __syncthreads();
+  const ArgMax best = sm.best;
+  const float m = best.value;
+  RowStatus status = RowStatus::kOk;
+  if (nan) {
+    status = RowStatus::kNanLogits;
+  } else if (bad) {
+    status = RowStatus::kBadHistory;
+  } else if (best.index == INT32_MAX) {
+    status = RowStatus::kNoViableToken;
+  } else if (m == kPosInf) {
+    status = RowStatus::kNonFiniteLogits;
+  }
+  float* pr = a.out.probs != nullptr ? a.out.probs + row * vocab : nullptr;
+  if (status != RowStatus::kOk || !(p.temperature > 0.0f)) {
+    if (tid == 0) {
+      a.out.tokens[row] = status == RowStatus::kOk ? best.index : -1;
+      a.out.status[row] = static_cast<std::int32_t>(status);
+    }
+    if (pr != nullptr)
+      for (std::int64_t i = tid; i < vocab; i += kRowThreads)
+        pr[i] = (status == RowStatus::kOk && i == best.index) ? 1.0f : 0.0f;
+    return;
+  }
+
+  // Levels of the kept values on the exp argument t, as every pass rounds
+  // it, and their block histogram (one shared atomic per distinct level per
+  // warp).
+  const float inv_t = static_cast<float>(1.0 / static_cast<double>(p.temperature));
+  const float shift = m * inv_t;
+  auto arg = [&](float w) { return w * inv_t - shift; };
+  auto level = [&](float w) { return ladder_rel(arg(w), kStreamLo, kStreamShift, kStreamNone); };
+  int lv[kKeep];
+#pragma unroll
+  for (int s = 0; s < kKeep; ++s) {
+    lv[s] = level(k.v[s]);
+    const unsigned peers = __match_any_sync(kFull, lv[s]);
+    if (lv[s] < kStreamNone && lane == __ffs(peers) - 1)
+      atomicAdd(&sm.hist[lv[s]], static_cast<unsigned>(__popc(peers)));
+  }
+  __syncthreads();
+  // J: the first level whose kept values up to it number >= k; the row has
+  // at least as many ids there, so the k-th largest weight is >= exp(-bound(J)).
+  // The candidates are the ids of levels <= G = J + 1; every other id has
+  // weight <= exp(-bound(G)), smaller (exp_f32 is non-decreasing), so the
+  // top-k set lies inside them.
+  if (warp == 0) {
+    unsigned h[16], sum = 0;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      h[i] = sm.hist[16 * lane + i];
+      sum += h[i];
+    }
+    unsigned inc = sum;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const unsigned t = __shfl_up_sync(kFull, inc, o);
+      if (lane >= o) inc += t;
+    }
+    const auto kk = static_cast<unsigned>(p.top_k);
+    const unsigned bal = __ballot_sync(kFull, inc >= kk);
+    int G = -1;
+    if (bal != 0U) {
+      const int first = __ffs(bal) - 1;
+      int J = 0;
+      if (lane == first) {
+        unsigned cum = inc - sum;
+        int j = 0;
+        for (; j < 15; ++j) {
+          cum += h[j];
+          if (cum >= kk) break;
+        }
+        J = 16 * lane + j;
+      }
+      J = __shfl_sync(kFull, J, first);
+      G = J + 1;
+      const bool gap = G < kStreamNone && exp_f32(-ladder_bound(kStreamLo, kStreamShift, J)) >
+                                              exp_f32(-ladder_bound(kStreamLo, kStreamShift, G));
+      G = gap ? G : -1;
+    }
+    if (lane == 0) sm.level = G;
+  }
+  __syncthreads();
+  const int G = sm.level;
+  if (G < 0) {
+    if (tid == 0) atomicAdd(&g_pipeline_paths[kPathStreamDeferred], 1ULL);
+    defer();
+    return;
+  }
+  // Candidates with their weights. A thread whose last kept value is a
+  // candidate may hold more: it reads its part of the row again.
+  auto put = [&](float w, std::int64_t id) {
+    const unsigned pos = atomicAdd(&sm.cursor, 1U);
+    if (pos < static_cast<unsigned>(kCandCap)) {
+      sm.raw_key[pos] = __float_as_uint(exp_f32(arg(w)));
+      sm.raw_id[pos] = static_cast<std::int32_t>(id);
+    }
+  };
+  const bool again = lv[kKeep - 1] <= G;
+  if (!again) {
+#pragma unroll
+    for (int s = 0; s < kKeep; ++s)
+      if (lv[s] <= G) put(k.v[s], k.id[s]);
+  } else {
+    int ignored = 0;
+    stream_row(x, vocab, mask, ignored, [&](const auto& f, std::int64_t id0) {
+      constexpr int n = std::extent_v<std::remove_reference_t<decltype(f)>>;
+#pragma unroll
+      for (int j = 0; j < n; ++j)
+        if (level(f[j]) <= G) put(f[j], id0 + j);
+    });
+  }
+  const bool any_again = __syncthreads_or(again ? 1 : 0) != 0;
+  const unsigned N = sm.cursor;
+  if (N > static_cast<unsigned>(kCandCap)) {
+    if (tid == 0) atomicAdd(&g_pipeline_paths[kPathStreamDeferred], 1ULL);
+    defer();
+    return;
+  }
+  if (tid == 0 && any_again) atomicAdd(&g_pipeline_paths[kPathStreamRescan], 1ULL);
+  if (pr != nullptr) {
+    for (std::int64_t i = tid; i < vocab; i += kRowThreads) pr[i] = 0.0f;
+    __syncthreads();  // the tail writes the candidates' probabilities
+  }
+  RowCtx c{cg::this_cluster(), 0, 1, 0, 0, nullptr, &bs, 0};
+  const Candidates cs{sm.raw_key, sm.raw_id, static_cast<int>(N), sm.key, sm.ids, sm.ord_p,
+                      sm.ord_k,   sm.flag};
+  rank_filter_draw<true, false>(c, p, cs, 0.0, vocab, row, a.rng, a.out,
+                                TailPaths{kPathStream, kPathStreamWarpTail}, false);
+}
+
+__global__ void __launch_bounds__(kRowThreads, 1) stream_kernel(PipelineArgs a) {
+  extern __shared__ __align__(16) unsigned char dyn[];
+  __shared__ BlockStorage bs;
+  auto& sm = *reinterpret_cast<StreamSmem*>(dyn);
+  const int row = static_cast<int>(blockIdx.x);
+  if (a.bf16) {
+    stream_one_row<std::uint16_t>(a, sm, bs, row);
+  } else {
+    stream_one_row<float>(a, sm, bs, row);
+  }
+}
+
+}  // namespace nextok::cuda::dev
