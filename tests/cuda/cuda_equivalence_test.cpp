@@ -220,10 +220,11 @@ void print_paths(const unsigned long long (&n)[d::kPathCounters]) {
   std::printf(
       "pipeline paths (sampled rows): spec: fast %llu (warp tail %llu), radix fallback %llu; "
       "top_k_first: fast %llu (warp tail %llu), radix fallback %llu; streaming: %llu (warp tail "
-      "%llu, after a rescan %llu), left to the cluster kernel %llu\n",
+      "%llu, after a rescan %llu, spec top-p %llu), left to the cluster kernel %llu\n",
       n[d::kPathFast], n[d::kPathWarpTail], n[d::kPathRadix], n[d::kPathKfirstFast],
       n[d::kPathKfirstWarpTail], n[d::kPathKfirstRadix], n[d::kPathStream],
-      n[d::kPathStreamWarpTail], n[d::kPathStreamRescan], n[d::kPathStreamDeferred]);
+      n[d::kPathStreamWarpTail], n[d::kPathStreamRescan], n[d::kPathStreamMass],
+      n[d::kPathStreamDeferred]);
 }
 
 TEST(CudaPipeline, ClusterKernelMatchesHostOnRandomBatches) {
@@ -275,6 +276,7 @@ TEST(CudaPipeline, StreamingKernelMatchesHostOnRandomBatches) {
   EXPECT_GE(n[d::kPathStreamWarpTail], 100ULL);
   EXPECT_GE(n[d::kPathStream] - n[d::kPathStreamWarpTail], 100ULL);
   EXPECT_GE(n[d::kPathStreamRescan], 20ULL);
+  EXPECT_GE(n[d::kPathStreamMass], 100ULL);
   EXPECT_GE(n[d::kPathStreamDeferred], 20ULL);
   EXPECT_GE(n[d::kPathFast] + n[d::kPathKfirstFast] + n[d::kPathRadix] + n[d::kPathKfirstRadix],
             100ULL);

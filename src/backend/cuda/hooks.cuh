@@ -14,6 +14,7 @@ using detail::kPathKfirstWarpTail;
 using detail::kPathRadix;
 using detail::kPathStream;
 using detail::kPathStreamDeferred;
+using detail::kPathStreamMass;
 using detail::kPathStreamRescan;
 using detail::kPathStreamWarpTail;
 using detail::kPathWarpTail;

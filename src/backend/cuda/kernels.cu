@@ -253,10 +253,7 @@ void set_stream_min_rows(std::int64_t rows) noexcept {
 }
 
 bool stream_fits(const RowParams& p, std::int64_t vocab) noexcept {
-  const bool top_k = p.top_k > 0 && p.top_k < vocab;
-  const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
-  return !(p.temperature > 0.0f) ||
-         (top_k && (p.filter_order == FilterOrder::kTopKFirst || !top_p));
+  return !(p.temperature > 0.0f) || (p.top_k > 0 && p.top_k < vocab);
 }
 
 int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,

@@ -88,6 +88,7 @@ enum PathCounter : int {
   kPathStreamWarpTail,  // ... on its one-warp tail
   kPathStreamRescan,    // ... after some thread read its part again
   kPathStreamDeferred,  // sampled rows it took up but left (no level, too many candidates)
+  kPathStreamMass,      // drawn by it in the spec order with top-p (a second read for S)
   kPathCounters
 };
 int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) noexcept;

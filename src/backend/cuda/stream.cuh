@@ -2,9 +2,10 @@
 // from global memory once and keeps each thread's four largest (logit, id)
 // in registers; no slice of the row is kept. The kept values bound the
 // top-k threshold from below, so when no thread holds more candidates than
-// it kept, they are the candidate set. Rows it cannot decide (bias or
-// active penalties, spec-order top-p, no level or too many candidates) go
-// to the cluster kernel through a row list.
+// it kept, they are the candidate set (the spec order's top-p also reads the
+// row a second time for its total mass). Rows it cannot decide (bias or
+// active penalties, no top-k, no level or too many candidates) go to the
+// cluster kernel through a row list.
 #pragma once
 
 #include <type_traits>
@@ -34,6 +35,8 @@ struct StreamSmem {
   std::uint32_t flag[kCandCap];
   float wv[32];
   std::int32_t wi[32];
+  double wsum[32];
+  double total;
   unsigned cursor;
   int level;
   ArgMax best;
@@ -133,9 +136,8 @@ __device__ void stream_row(const T* x, std::int64_t vocab, const std::uint32_t* 
 }
 
 // Whether the streaming kernel can run this row: no bias, no active
-// penalty over a non-empty window, and greedy or a sampled row whose
-// filters are top-k first (top_k_first, or spec without top-p: min-p keeps a
-// prefix of the order, so spec gives the same set).
+// penalty over a non-empty window, and greedy or sampled with top-k (the
+// candidates are bounded through the k-th largest weight).
 __device__ __forceinline__ bool stream_fits(const PipelineArgs& a, const RowParams& p, int row) {
   const bool biased =
       a.in.bias_offsets != nullptr && a.in.bias_offsets[row + 1] > a.in.bias_offsets[row];
@@ -143,10 +145,7 @@ __device__ __forceinline__ bool stream_fits(const PipelineArgs& a, const RowPara
       p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
   const bool window = a.in.history != nullptr && p.window > 0 && a.in.history_len[row] > 0;
   const bool top_k = p.top_k > 0 && p.top_k < a.vocab;
-  const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
-  const bool sampled = p.temperature > 0.0f;
-  return !biased && !(penalised && window) &&
-         (!sampled || (top_k && (p.filter_order == FilterOrder::kTopKFirst || !top_p)));
+  return !biased && !(penalised && window) && (!(p.temperature > 0.0f) || top_k);
 }
 
 template <typename T>
@@ -338,8 +337,39 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   RowCtx c{cg::this_cluster(), 0, 1, 0, 0, nullptr, &bs, 0};
   const Candidates cs{sm.raw_key, sm.raw_id, static_cast<int>(N), sm.key, sm.ids, sm.ord_p,
                       sm.ord_k,   sm.flag};
-  rank_filter_draw<true, false>(c, p, cs, 0.0, vocab, row, a.rng, a.out,
-                                TailPaths{kPathStream, kPathStreamWarpTail}, false);
+  const TailPaths paths{kPathStream, kPathStreamWarpTail};
+  if (p.filter_order == FilterOrder::kTopKFirst || !(p.top_p > 0.0f && p.top_p < 1.0f)) {
+    // Top-k first (or no top-p: min-p keeps a prefix of the (e desc, id asc)
+    // order, so the spec order keeps the same set).
+    rank_filter_draw<true, false>(c, p, cs, 0.0, vocab, row, a.rng, a.out, paths, false);
+    return;
+  }
+  // The spec order's top-p is cut against top_p times the mass S of the
+  // whole row: a second read sums every weight (per-thread doubles, warp
+  // trees, warp 0 folds the 32 warp sums in a fixed order). Every survivor
+  // has a weight >= the k-th largest, so every id before it in the top-p
+  // order is a candidate and its mass before is exact on the candidates.
+  double mine = 0.0;
+  int ignored = 0;
+  stream_row(x, vocab, mask, ignored, [&](const auto& f, std::int64_t) {
+    constexpr int n = std::extent_v<std::remove_reference_t<decltype(f)>>;
+#pragma unroll
+    for (int j = 0; j < n; ++j) mine += static_cast<double>(exp_f32(arg(f[j])));
+  });
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) mine += __shfl_down_sync(kFull, mine, o);
+  if (lane == 0) sm.wsum[warp] = mine;
+  __syncthreads();
+  if (warp == 0) {
+    double total = sm.wsum[lane];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) total += __shfl_down_sync(kFull, total, o);
+    if (lane == 0) sm.total = total;
+  }
+  __syncthreads();
+  if (tid == 0) atomicAdd(&g_pipeline_paths[kPathStreamMass], 1ULL);
+  rank_filter_draw<false, false>(c, p, cs, static_cast<double>(p.top_p) * sm.total, vocab, row,
+                                 a.rng, a.out, paths, false);
 }
 
 __global__ void __launch_bounds__(kRowThreads, 1) stream_kernel(PipelineArgs a) {
