@@ -182,9 +182,19 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
 #pragma unroll
     for (int j = 1; j < n; ++j) mx = fmaxf(mx, f[j]);
     if (mx > k.v[kKeep - 1]) {
+      // The vector's max first (its first occurrence): the others then
+      // rarely pass, and a warp runs one insertion per step, not n.
+      int jm = n - 1;
+      float vm = f[n - 1];  // mx as stored (fmaxf may pick either zero)
+#pragma unroll
+      for (int j = n - 2; j >= 0; --j) {
+        jm = f[j] == mx ? j : jm;
+        vm = f[j] == mx ? f[j] : vm;
+      }
+      k.offer(vm, static_cast<std::int32_t>(id0 + jm));
 #pragma unroll
       for (int j = 0; j < n; ++j)
-        if (f[j] > k.v[kKeep - 1]) k.offer(f[j], static_cast<std::int32_t>(id0 + j));
+        if (j != jm && f[j] > k.v[kKeep - 1]) k.offer(f[j], static_cast<std::int32_t>(id0 + j));
     }
   });
   nan = __syncthreads_or(nan);
