@@ -27,9 +27,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   auto* bmass = reinterpret_cast<unsigned long long*>(c.sm->g_w);           // [16]
   const int x0 = tid * c.P;
   const int lane = tid & 31;
-  const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
-  const bool min_p = p.min_p > 0.0f;
-  const bool top_k = p.top_k > 0 && p.top_k < vocab;
+  const auto [top_p, min_p, top_k] = active_filters(p, vocab);
   double mine = 0.0;
   // Stage 6 fused with the ladder binning: e = exp(w/T - m/T) in place and,
   // with e still in a register, its level (from the exponent) and exact

@@ -144,28 +144,8 @@ __device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, i
     am.value = up ? v : am.value;
     am.index = up ? static_cast<std::int32_t>(c.base + x0 + j) : am.index;
   }
-  // Warp shuffles, one block barrier, then warp 0 folds the 32 warp results
-  // (better() is associative and commutative: any order gives the same pair).
-  {
-    const int lane = c.tid() & 31, warp = c.tid() >> 5;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-      am = better(am, {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
-    float* wv = reinterpret_cast<float*>(c.sm->local_cnt[0]);
-    std::int32_t* wi = reinterpret_cast<std::int32_t*>(c.sm->local_cnt[1]);
-    if (lane == 0) {
-      wv[warp] = am.value;
-      wi[warp] = am.index;
-    }
-    __syncthreads();
-    if (warp == 0) {
-      am = ArgMax{wv[lane], wi[lane]};
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1)
-        am = better(am,
-                    {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
-    }
-  }
+  am = block_argmax_warp0(am, reinterpret_cast<float*>(c.sm->local_cnt[0]),
+                          reinterpret_cast<std::int32_t*>(c.sm->local_cnt[1]));
   block_stamp(st, 4);
   const int ph0 = c.exchange(Slot{am.value, 0, am.index, nan, 0});  // tid 0 posts
   ArgMax best{kNegInf, INT32_MAX};
@@ -178,16 +158,7 @@ __device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, i
   const float m = best.value;
   stamp_at(st, 3);
   block_stamp(st, 2);
-  RowStatus status = RowStatus::kOk;
-  if (any_nan) {
-    status = RowStatus::kNanLogits;
-  } else if (bad_history) {
-    status = RowStatus::kBadHistory;
-  } else if (best.index == INT32_MAX) {
-    status = RowStatus::kNoViableToken;
-  } else if (m == kPosInf) {
-    status = RowStatus::kNonFiniteLogits;
-  }
+  const RowStatus status = row_status(any_nan != 0, bad_history, best);
   const bool greedy = !(p.temperature > 0.0f);
   if (status != RowStatus::kOk || greedy) {
     if (c.rank == 0 && c.tid() == 0) {
@@ -207,9 +178,7 @@ __device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, i
   // with the ladder binning; the radix path below reuses the weights).
   const float inv_t = static_cast<float>(1.0 / static_cast<double>(p.temperature));
   const float shift = m * inv_t;
-  const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
-  const bool min_p = p.min_p > 0.0f;
-  const bool top_k = p.top_k > 0 && p.top_k < a.vocab;
+  const auto [top_p, min_p, top_k] = active_filters(p, a.vocab);
   const bool k_first = kKfirst && top_k && p.filter_order == FilterOrder::kTopKFirst;
   bool done = false;
   if constexpr (kKfirst) {

@@ -42,6 +42,16 @@ __device__ __forceinline__ RowParams row_params(const PipelineArgs& a, int row) 
   return p;
 }
 
+// A row's status from its NaN flag, its history check and its max / argmax
+// (index INT32_MAX: nothing viable), in the host's order of checks.
+__device__ __forceinline__ RowStatus row_status(bool nan, bool bad_history, ArgMax best) {
+  if (nan) return RowStatus::kNanLogits;
+  if (bad_history) return RowStatus::kBadHistory;
+  if (best.index == INT32_MAX) return RowStatus::kNoViableToken;
+  if (best.value == kPosInf) return RowStatus::kNonFiniteLogits;
+  return RowStatus::kOk;
+}
+
 // Element j of a 16-byte vector of T.
 __device__ __forceinline__ float vec_elem(const uint4& v, int j, const float*) {
   const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};

@@ -91,9 +91,7 @@ __device__ __forceinline__ void rank_filter_draw(RowCtx& c, const RowParams& p, 
                                                  double limit, std::int64_t vocab, int row,
                                                  RngState* rng, const Out& out, TailPaths paths,
                                                  bool st) {
-  const bool top_p = p.top_p > 0.0f && p.top_p < 1.0f;
-  const bool min_p = p.min_p > 0.0f;
-  const bool top_k = p.top_k > 0 && p.top_k < vocab;
+  const auto [top_p, min_p, top_k] = active_filters(p, vocab);
   const int tid = c.tid(), warp = tid >> 5, N = cs.N;
   rank_candidates<kIdOrdered>(cs);
   const std::uint32_t* key = kIdOrdered ? cs.in_key : cs.key;

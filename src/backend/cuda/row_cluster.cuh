@@ -69,6 +69,42 @@ struct Elem {
   std::uint32_t key;
 };
 
+// Inclusive prefix sum over the 32 lanes of a warp (lane order).
+template <typename T>
+__device__ __forceinline__ T warp_inclusive_sum(T v) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const T t = __shfl_up_sync(kFull, v, o);
+    if (lane >= o) v += t;
+  }
+  return v;
+}
+
+// The warp's argmax (better()'s order) in lane 0.
+__device__ __forceinline__ ArgMax warp_argmax(ArgMax am) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    am = better(am, {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
+  return am;
+}
+
+// The block's argmax in lane 0 of warp 0: warp shuffles, one block
+// barrier, then warp 0 folds the 32 warp results through wv / wi (32
+// entries each; better() is associative and commutative, so any order
+// gives the same pair).
+__device__ __forceinline__ ArgMax block_argmax_warp0(ArgMax am, float* wv, std::int32_t* wi) {
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  am = warp_argmax(am);
+  if (lane == 0) {
+    wv[warp] = am.value;
+    wi[warp] = am.index;
+  }
+  __syncthreads();
+  if (warp == 0) am = warp_argmax(ArgMax{wv[lane], wi[lane]});
+  return am;
+}
+
 struct MaxOp {
   __device__ __forceinline__ int operator()(int a, int b) const { return a > b ? a : b; }
 };
@@ -148,20 +184,10 @@ struct RowCtx {
   // than a CUB warp-scans block scan, which walks the totals per thread).
   __device__ int block_exclusive_sum(int v, int& total) {
     const int lane = tid() & 31, warp = tid() >> 5;
-    int inc = v;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const int t = __shfl_up_sync(kFull, inc, o);
-      if (lane >= o) inc += t;
-    }
+    const int inc = warp_inclusive_sum(v);
     if (lane == 31) bs->warp_i[warp] = inc;
     __syncthreads();
-    int w = bs->warp_i[lane], w_inc = w;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const int t = __shfl_up_sync(kFull, w_inc, o);
-      if (lane >= o) w_inc += t;
-    }
+    const int w = bs->warp_i[lane], w_inc = warp_inclusive_sum(w);
     const int before = __shfl_sync(kFull, w_inc - w, warp);
     total = __shfl_sync(kFull, w_inc, 31);
     __syncthreads();  // warp_i may be reused by the next call

@@ -144,8 +144,8 @@ __device__ __forceinline__ bool stream_fits(const PipelineArgs& a, const RowPara
   const bool penalised =
       p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
   const bool window = a.in.history != nullptr && p.window > 0 && a.in.history_len[row] > 0;
-  const bool top_k = p.top_k > 0 && p.top_k < a.vocab;
-  return !biased && !(penalised && window) && (!(p.temperature > 0.0f) || top_k);
+  return !biased && !(penalised && window) &&
+         (!(p.temperature > 0.0f) || active_filters(p, a.vocab).top_k);
 }
 
 template <typename T>
@@ -200,39 +200,15 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   nan = __syncthreads_or(nan);
   bad = __syncthreads_or(bad);
 
-  // The row's max and argmax (lowest id of the max): warp shuffles, then
-  // warp 0 folds the 32 warp results.
-  ArgMax am{k.v[0], k.id[0]};
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
-    am = better(am, {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
-  if (lane == 0) {
-    sm.wv[warp] = am.value;
-    sm.wi[warp] = am.index;
-  }
+  // The row's max and argmax (lowest id of the max).
   if (tid == 0) sm.cursor = 0;
   for (int i = tid; i <= kStreamNone; i += kRowThreads) sm.hist[i] = 0;
-  __syncthreads();
-  if (warp == 0) {
-    am = ArgMax{sm.wv[lane], sm.wi[lane]};
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-      am = better(am, {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
-    if (lane == 0) sm.best = am;
-  }
+  const ArgMax am = block_argmax_warp0(ArgMax{k.v[0], k.id[0]}, sm.wv, sm.wi);
+  if (tid == 0) sm.best = am;
   __syncthreads();
   const ArgMax best = sm.best;
   const float m = best.value;
-  RowStatus status = RowStatus::kOk;
-  if (nan) {
-    status = RowStatus::kNanLogits;
-  } else if (bad) {
-    status = RowStatus::kBadHistory;
-  } else if (best.index == INT32_MAX) {
-    status = RowStatus::kNoViableToken;
-  } else if (m == kPosInf) {
-    status = RowStatus::kNonFiniteLogits;
-  }
+  const RowStatus status = row_status(nan != 0, bad != 0, best);
   float* pr = a.out.probs != nullptr ? a.out.probs + row * vocab : nullptr;
   if (status != RowStatus::kOk || !(p.temperature > 0.0f)) {
     if (tid == 0) {
@@ -273,12 +249,7 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
       h[i] = sm.hist[16 * lane + i];
       sum += h[i];
     }
-    unsigned inc = sum;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const unsigned t = __shfl_up_sync(kFull, inc, o);
-      if (lane >= o) inc += t;
-    }
+    const unsigned inc = warp_inclusive_sum(sum);
     const auto kk = static_cast<unsigned>(p.top_k);
     const unsigned bal = __ballot_sync(kFull, inc >= kk);
     int G = -1;
@@ -348,7 +319,7 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   const Candidates cs{sm.raw_key, sm.raw_id, static_cast<int>(N), sm.key, sm.ids, sm.ord_p,
                       sm.ord_k,   sm.flag};
   const TailPaths paths{kPathStream, kPathStreamWarpTail};
-  if (p.filter_order == FilterOrder::kTopKFirst || !(p.top_p > 0.0f && p.top_p < 1.0f)) {
+  if (p.filter_order == FilterOrder::kTopKFirst || !active_filters(p, vocab).top_p) {
     // Top-k first (or no top-p: min-p keeps a prefix of the (e desc, id asc)
     // order, so the spec order keeps the same set).
     rank_filter_draw<true, false>(c, p, cs, 0.0, vocab, row, a.rng, a.out, paths, false);

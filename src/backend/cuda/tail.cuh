@@ -8,6 +8,14 @@
 
 namespace nextok::cuda::dev {
 
+// Which of the row's filters are active (the host's rules).
+struct Filters {
+  bool top_p, min_p, top_k;
+};
+__device__ __forceinline__ Filters active_filters(const RowParams& p, std::int64_t vocab) {
+  return {p.top_p > 0.0f && p.top_p<1.0f, p.min_p> 0.0f, p.top_k > 0 && p.top_k < vocab};
+}
+
 // The host's Pcg32::next_f32 for the state `old` (the caller advances it).
 __device__ __forceinline__ float pcg_uniform(std::uint64_t old) {
   const std::uint32_t xs = static_cast<std::uint32_t>(((old >> 18U) ^ old) >> 27U);
@@ -44,15 +52,7 @@ __device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
                           RngState* rng, const Out& out, int path, int warp_path) {
   const int lane = static_cast<int>(threadIdx.x & 31);
   const int r0 = 4 * lane;
-  auto excl = [&](auto mine) {
-    auto inc = mine;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const auto t = __shfl_up_sync(kFull, inc, o);
-      if (lane >= o) inc += t;
-    }
-    return inc - mine;
-  };
+  auto excl = [&](auto mine) { return warp_inclusive_sum(mine) - mine; };
   auto weight = [&](std::uint32_t i) { return static_cast<double>(__uint_as_float(key[i])); };
   if (!k_first) {
     // Top-p in (e desc, id desc) order: keep while the mass before < limit.
