@@ -95,8 +95,17 @@ int main(int argc, char** argv) {
       cudaMemcpy(d_f32, h.data(), count * 4, cudaMemcpyHostToDevice);
       cudaMemcpy(d_bf16, hb.data(), count * 2, cudaMemcpyHostToDevice);
       cudaMemcpy(d_mask, mask.data(), mask.size() * 4, cudaMemcpyHostToDevice);
+      constexpr int kWindow = 64;
+      std::vector<std::int32_t> hist(static_cast<std::size_t>(rows) * kWindow),
+          hist_len(static_cast<std::size_t>(rows), kWindow);
+      for (auto& id : hist) id = static_cast<std::int32_t>(g() % static_cast<std::uint64_t>(vocab));
+      void *d_hist, *d_hist_len;
+      cudaMalloc(&d_hist, hist.size() * 4);
+      cudaMalloc(&d_hist_len, hist_len.size() * 4);
+      cudaMemcpy(d_hist, hist.data(), hist.size() * 4, cudaMemcpyHostToDevice);
+      cudaMemcpy(d_hist_len, hist_len.data(), hist_len.size() * 4, cudaMemcpyHostToDevice);
       std::vector<cuda::RngState> rng;
-      std::vector<cuda::RowParams> params, params_kf;
+      std::vector<cuda::RowParams> params, params_kf, params_pen;
       for (std::int64_t r = 0; r < rows; ++r) {
         rng.push_back(cuda::RngState::from(Pcg32::for_seed(static_cast<std::uint64_t>(r))));
         cuda::RowParams p;
@@ -106,6 +115,9 @@ int main(int argc, char** argv) {
         params.push_back(p);
         p.filter_order = FilterOrder::kTopKFirst;  // FlashInfer's default order
         params_kf.push_back(p);
+        p.repetition_penalty = 1.1f;
+        p.window = kWindow;
+        params_pen.push_back(p);
       }
       cudaMemcpy(d_rng, rng.data(), rng.size() * sizeof(cuda::RngState), cudaMemcpyHostToDevice);
       auto* tok = static_cast<std::int32_t*>(d_tok);
@@ -160,13 +172,26 @@ int main(int argc, char** argv) {
                          20.0);
         }
         cuda::detail::set_stream_min_rows(auto_rows);
+        // top_k_first with a repetition penalty over a 64-token window.
+        cuda::PipelineInputs pen_in;
+        pen_in.history = static_cast<std::int32_t*>(d_hist);
+        pen_in.history_len = static_cast<std::int32_t*>(d_hist_len);
+        pen_in.history_stride = kWindow;
+        emit("nextok_pipeline_top_k_first_penalised_b2b",
+             median_us(
+                 [&] {
+                   for (int k = 0; k < 20; ++k)
+                     ctx.sample(v, params_pen, pen_in, d_rs, {tok, st, nullptr});
+                 },
+                 2, std::max(5, iters / 5)) /
+                 20.0);
       }
       const cudaError_t e = cudaDeviceSynchronize();
       if (e != cudaSuccess) {
         std::fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(e));
         return 1;
       }
-      for (void* p : {d_f32, d_bf16, d_mask, d_tok, d_st, d_rng}) cudaFree(p);
+      for (void* p : {d_f32, d_bf16, d_mask, d_tok, d_st, d_rng, d_hist, d_hist_len}) cudaFree(p);
     }
   }
   return 0;

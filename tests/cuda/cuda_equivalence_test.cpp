@@ -220,11 +220,12 @@ void print_paths(const unsigned long long (&n)[d::kPathCounters]) {
   std::printf(
       "pipeline paths (sampled rows): spec: fast %llu (warp tail %llu), radix fallback %llu; "
       "top_k_first: fast %llu (warp tail %llu), radix fallback %llu; streaming: %llu (warp tail "
-      "%llu, after a rescan %llu, spec top-p %llu), left to the cluster kernel %llu\n",
+      "%llu, after a rescan %llu, spec top-p %llu, with bias or penalties %llu), left to the "
+      "cluster kernel %llu\n",
       n[d::kPathFast], n[d::kPathWarpTail], n[d::kPathRadix], n[d::kPathKfirstFast],
       n[d::kPathKfirstWarpTail], n[d::kPathKfirstRadix], n[d::kPathStream],
       n[d::kPathStreamWarpTail], n[d::kPathStreamRescan], n[d::kPathStreamMass],
-      n[d::kPathStreamDeferred]);
+      n[d::kPathStreamModified], n[d::kPathStreamDeferred]);
 }
 
 TEST(CudaPipeline, ClusterKernelMatchesHostOnRandomBatches) {
@@ -277,6 +278,7 @@ TEST(CudaPipeline, StreamingKernelMatchesHostOnRandomBatches) {
   EXPECT_GE(n[d::kPathStream] - n[d::kPathStreamWarpTail], 100ULL);
   EXPECT_GE(n[d::kPathStreamRescan], 20ULL);
   EXPECT_GE(n[d::kPathStreamMass], 100ULL);
+  EXPECT_GE(n[d::kPathStreamModified], 100ULL);
   EXPECT_GE(n[d::kPathStreamDeferred], 20ULL);
   EXPECT_GE(n[d::kPathFast] + n[d::kPathKfirstFast] + n[d::kPathRadix] + n[d::kPathKfirstRadix],
             100ULL);

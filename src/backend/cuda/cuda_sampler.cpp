@@ -105,7 +105,10 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
   bool k_first_rows = false;     // some row needs the top_k_first kernel code
   std::int64_t stream_rows = 0;  // rows the streaming kernel may take
   bool two_reads = false;        // ... some of them in the spec order with top-p
+  bool penalised = false;        // some row has an active penalty
   for (const RowParams& p : params) {
+    penalised |=
+        p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
     const bool fits = detail::stream_fits(p, logits.vocab);
     stream_rows += fits ? 1 : 0;
     two_reads |= fits && p.temperature > 0.0f && p.filter_order != FilterOrder::kTopKFirst &&
@@ -153,7 +156,8 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
   if (streamed) {
     impl_->row_list.reserve(params.size());
     impl_->list_counts.reserve(2, /*zero=*/true);
-    list = {impl_->row_list.ptr, impl_->list_counts.ptr, impl_->list_counts.ptr + 1};
+    list = {impl_->row_list.ptr, impl_->list_counts.ptr, impl_->list_counts.ptr + 1,
+            in.bias_offsets != nullptr || (in.history != nullptr && penalised)};
   }
   // Small batches carry their params in the kernel arguments: no upload.
   const RowParams* inline_params = nullptr;

@@ -271,16 +271,26 @@ int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::in
     return k_first_rows ? launch_rows(dev::pipeline_kernel<true, false>, lay, rows, a, stream)
                         : launch_rows(dev::pipeline_kernel<false, false>, lay, rows, a, stream);
   static const int attr = [] {
-    return static_cast<int>(cudaFuncSetAttribute(dev::stream_kernel,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 static_cast<int>(sizeof(dev::StreamSmem))));
+    const int e = static_cast<int>(
+        cudaFuncSetAttribute(dev::stream_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(dev::stream_smem_bytes(false))));
+    return e != 0 ? e
+                  : static_cast<int>(cudaFuncSetAttribute(
+                        dev::stream_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                        static_cast<int>(dev::stream_smem_bytes(true))));
   }();
   if (attr != 0) return attr;
   a.list = stream_list->list;
   a.count = stream_list->count;
   a.done = stream_list->done;
-  dev::stream_kernel<<<static_cast<unsigned>(rows), dev::kRowThreads, sizeof(dev::StreamSmem),
-                       static_cast<cudaStream_t>(stream)>>>(a);
+  const bool mod = stream_list->modified;
+  const dim3 grid(static_cast<unsigned>(rows));
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (mod) {
+    dev::stream_kernel<true><<<grid, dev::kRowThreads, dev::stream_smem_bytes(true), s>>>(a);
+  } else {
+    dev::stream_kernel<false><<<grid, dev::kRowThreads, dev::stream_smem_bytes(false), s>>>(a);
+  }
   const int err = static_cast<int>(cudaGetLastError());
   if (err != 0) return err;
   // One wave of clusters runs the rows left (none, usually).

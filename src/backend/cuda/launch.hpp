@@ -49,8 +49,9 @@ int ladder_mismatches(unsigned long long* out) noexcept;
 // only the rows it left. set_stream_min_rows: a test and benchmark knob.
 std::int64_t stream_min_rows() noexcept;
 void set_stream_min_rows(std::int64_t rows) noexcept;
-// The params side of the streaming kernel's test (it also needs the row to
-// have no bias and no active penalty over a non-empty window).
+// Whether the streaming kernel can take a row with these params: greedy, or
+// sampled with top-k (it may still leave the row: too many candidates, or
+// more than 512 bias and penalty-window entries).
 bool stream_fits(const RowParams& p, std::int64_t vocab) noexcept;
 // Device scratch of the streaming launch: list [B]; count and done start at
 // zero and the cluster kernel leaves them at zero.
@@ -58,6 +59,7 @@ struct RowList {
   std::int32_t* list = nullptr;
   unsigned* count = nullptr;
   unsigned* done = nullptr;
+  bool modified = false;  // some row may have a logit bias or an active penalty
 };
 // k_first_rows: some row has FilterOrder::kTopKFirst with an active top-k.
 // stream_list non-null: run the streaming kernel over every row, then the
@@ -89,6 +91,7 @@ enum PathCounter : int {
   kPathStreamRescan,    // ... after some thread read its part again
   kPathStreamDeferred,  // sampled rows it took up but left (no level, too many candidates)
   kPathStreamMass,      // drawn by it in the spec order with top-p (a second read for S)
+  kPathStreamModified,  // drawn by it with ids that bias or penalties change
   kPathCounters
 };
 int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) noexcept;

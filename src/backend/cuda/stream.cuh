@@ -3,8 +3,9 @@
 // in registers; no slice of the row is kept. The kept values bound the
 // top-k threshold from below, so when no thread holds more candidates than
 // it kept, they are the candidate set (the spec order's top-p also reads the
-// row a second time for its total mass). Rows it cannot decide (bias or
-// active penalties, no top-k, no level or too many candidates) go to the
+// row a second time for its total mass). Ids whose logits bias or penalties
+// change are skipped by the stream and added from a list. Rows it cannot
+// decide (no top-k, no level, too many candidates or changed ids) go to the
 // cluster kernel through a row list.
 #pragma once
 
@@ -24,6 +25,11 @@ constexpr int kStreamNone = 511;
 constexpr std::uint32_t kStreamLo = 0x37800000U;  // bits of 2^-16
 constexpr int kStreamShift = 19;
 
+// Ids whose logit bias or penalties change: at most kModCap list entries
+// (bias entries plus the penalty window) and V <= kSkipIds.
+constexpr int kModCap = 512;
+constexpr std::int64_t kSkipIds = std::int64_t{1} << 19;
+
 struct StreamSmem {
   std::uint32_t hist[kStreamNone + 1];
   std::uint32_t raw_key[kCandCap];  // as appended
@@ -40,6 +46,10 @@ struct StreamSmem {
   unsigned cursor;
   int level;
   ArgMax best;
+  unsigned mod_n;
+  std::int32_t mod_id[kModCap];
+  float mod_val[kModCap];
+  std::uint32_t skip[kSkipIds / 32];
 };
 
 // A thread's largest values, descending. Ids ascend along a thread's
@@ -76,9 +86,13 @@ struct Kept {
 // 16-byte vectors (f holds their kVe values from id0) and single elements
 // outside them (f[0]; the rest -inf). Masked ids read as -inf; nan: a NaN
 // anywhere, masked or not. Threads run it independently (no barrier).
+// With use_skip, the ids set in the shared-memory bitmap skip also read as
+// -inf (ids whose logits bias or penalties change: the caller adds them
+// itself). A flag, not a null pointer: the bitmap's address stays a shared
+// one and the hot loop keeps its registers.
 template <typename T, typename Fn>
-__device__ void stream_row(const T* x, std::int64_t vocab, const std::uint32_t* mask, int& nan,
-                           Fn fn) {
+__device__ void stream_row(const T* x, std::int64_t vocab, const std::uint32_t* mask,
+                           const std::uint32_t* skip, bool use_skip, int& nan, Fn fn) {
   constexpr int kVe = 16 / sizeof(T);
   const int tid = static_cast<int>(threadIdx.x);
   const auto addr = reinterpret_cast<std::uintptr_t>(x);
@@ -92,7 +106,8 @@ __device__ void stream_row(const T* x, std::int64_t vocab, const std::uint32_t* 
     float f[kVe];
     f[0] = load_elem(x, id);
     nan |= f[0] != f[0] ? 1 : 0;
-    if (!mask_allows(mask, id)) f[0] = kNegInf;
+    if (!mask_allows(mask, id) || (use_skip && ((skip[id >> 5] >> (id & 31)) & 1U) != 0))
+      f[0] = kNegInf;
 #pragma unroll
     for (int j = 1; j < kVe; ++j) f[j] = kNegInf;
     fn(f, id);
@@ -119,15 +134,19 @@ __device__ void stream_row(const T* x, std::int64_t vocab, const std::uint32_t* 
         f[j] = vec_elem(v[u], j, x);
         nan |= f[j] != f[j] ? 1 : 0;
       }
-      if (mask != nullptr) {
-        // The vector's bits, possibly across two mask words.
-        const unsigned long long w = static_cast<unsigned long long>(mask[id0 >> 5]) |
-                                     static_cast<unsigned long long>(mask[(id0 + kVe - 1) >> 5])
-                                         << 32;
-        const auto bits = static_cast<std::uint32_t>(w >> (id0 & 31));
+      // The vector's bits of a bitmap, possibly across two words.
+      auto bits_of = [&](const std::uint32_t* m) {
+        const unsigned long long w = static_cast<unsigned long long>(m[id0 >> 5]) |
+                                     static_cast<unsigned long long>(m[(id0 + kVe - 1) >> 5]) << 32;
+        return static_cast<std::uint32_t>(w >> (id0 & 31));
+      };
+      if (mask != nullptr || use_skip) {  // per-element selects only then
+        std::uint32_t keep = ~0U;
+        if (mask != nullptr) keep &= bits_of(mask);
+        if (use_skip) keep &= ~bits_of(skip);
 #pragma unroll
         for (int j = 0; j < kVe; ++j)
-          if (((bits >> j) & 1U) == 0) f[j] = kNegInf;
+          if (((keep >> j) & 1U) == 0) f[j] = kNegInf;
       }
       fn(f, id0);
     }
@@ -135,20 +154,19 @@ __device__ void stream_row(const T* x, std::int64_t vocab, const std::uint32_t* 
   for (std::int64_t id = head + nv * kVe + tid; id < vocab; id += kRowThreads) single(id);
 }
 
-// Whether the streaming kernel can run this row: no bias, no active
-// penalty over a non-empty window, and greedy or sampled with top-k (the
-// candidates are bounded through the k-th largest weight).
-__device__ __forceinline__ bool stream_fits(const PipelineArgs& a, const RowParams& p, int row) {
-  const bool biased =
-      a.in.bias_offsets != nullptr && a.in.bias_offsets[row + 1] > a.in.bias_offsets[row];
-  const bool penalised =
-      p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
-  const bool window = a.in.history != nullptr && p.window > 0 && a.in.history_len[row] > 0;
-  return !biased && !(penalised && window) &&
-         (!(p.temperature > 0.0f) || active_filters(p, a.vocab).top_k);
-}
-
+// The ids whose logits bias or an active penalty change, with their
+// processed values (the cluster kernel's arithmetic: the logit, masked,
+// plus the bias entries in list order, then the penalties once per id), in
+// sm.mod_id / sm.mod_val, and their bits in sm.skip. Returns false (every
+// thread alike) when they do not fit.
 template <typename T>
+__device__ bool modified_ids(const PipelineArgs& a, const RowParams& p, int row, const T* x,
+                             const std::uint32_t* mask, StreamSmem& sm);
+
+// kMod: the batch may have bias or active penalties (the instance with the
+// list and the bitmap; without them the kernel keeps its registers and
+// shared memory to the stream).
+template <typename T, bool kMod>
 __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStorage& bs, int row) {
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const std::int64_t vocab = a.vocab;
@@ -156,7 +174,9 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   auto defer = [&] {
     if (tid == 0) a.list[atomicAdd(a.count, 1U)] = row;
   };
-  if (!stream_fits(a, p, row)) {
+  // Sampled rows need top-k: the candidates are bounded through the k-th
+  // largest weight.
+  if ((p.temperature > 0.0f && !active_filters(p, vocab).top_k)) {
     defer();
     return;
   }
@@ -173,10 +193,25 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   const std::uint32_t* mask =
       a.in.mask == nullptr ? nullptr
                            : a.in.mask + static_cast<std::int64_t>(row) * ((vocab + 31) / 32);
+  int n_mod = 0;
+  if constexpr (kMod) {
+    if (!modified_ids(a, p, row, x, mask, sm)) {
+      defer();
+      return;
+    }
+    n_mod = static_cast<int>(sm.mod_n);
+  } else if (a.in.bias_offsets != nullptr ||
+             (a.in.history != nullptr &&
+              (p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f ||
+               p.frequency_penalty != 0.0f))) {
+    defer();  // the launch promised none; keep the row exact anyway
+    return;
+  }
+  const bool skip = kMod && n_mod > 0;
   Kept k;
   k.clear();
   int nan = 0;
-  stream_row(x, vocab, mask, nan, [&](const auto& f, std::int64_t id0) {
+  stream_row(x, vocab, mask, sm.skip, skip, nan, [&](const auto& f, std::int64_t id0) {
     constexpr int n = std::extent_v<std::remove_reference_t<decltype(f)>>;
     float mx = f[0];
 #pragma unroll
@@ -198,12 +233,17 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
     }
   });
   nan = __syncthreads_or(nan);
+  // Thread t < n_mod also holds listed id t (outside its kept list).
+  const float mod_v = tid < n_mod ? sm.mod_val[tid] : kNegInf;
+  const std::int32_t mod_i = tid < n_mod ? sm.mod_id[tid] : INT32_MAX;
   bad = __syncthreads_or(bad);
 
   // The row's max and argmax (lowest id of the max).
   if (tid == 0) sm.cursor = 0;
   for (int i = tid; i <= kStreamNone; i += kRowThreads) sm.hist[i] = 0;
-  const ArgMax am = block_argmax_warp0(ArgMax{k.v[0], k.id[0]}, sm.wv, sm.wi);
+  ArgMax mine{k.v[0], k.id[0]};
+  if (mod_v > kNegInf) mine = better(mine, {mod_v, mod_i});  // as a kept value
+  const ArgMax am = block_argmax_warp0(mine, sm.wv, sm.wi);
   if (tid == 0) sm.best = am;
   __syncthreads();
   const ArgMax best = sm.best;
@@ -236,6 +276,8 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
     if (lv[s] < kStreamNone && lane == __ffs(peers) - 1)
       atomicAdd(&sm.hist[lv[s]], static_cast<unsigned>(__popc(peers)));
   }
+  const int mod_lv = level(mod_v);  // -inf: past the last level
+  if (mod_lv < kStreamNone) atomicAdd(&sm.hist[mod_lv], 1U);
   __syncthreads();
   // J: the first level whose kept values up to it number >= k; the row has
   // at least as many ids there, so the k-th largest weight is >= exp(-bound(J)).
@@ -289,6 +331,7 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
       sm.raw_id[pos] = static_cast<std::int32_t>(id);
     }
   };
+  if (mod_lv <= G) put(mod_v, mod_i);
   const bool again = lv[kKeep - 1] <= G;
   if (!again) {
 #pragma unroll
@@ -296,7 +339,7 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
       if (lv[s] <= G) put(k.v[s], k.id[s]);
   } else {
     int ignored = 0;
-    stream_row(x, vocab, mask, ignored, [&](const auto& f, std::int64_t id0) {
+    stream_row(x, vocab, mask, sm.skip, skip, ignored, [&](const auto& f, std::int64_t id0) {
       constexpr int n = std::extent_v<std::remove_reference_t<decltype(f)>>;
 #pragma unroll
       for (int j = 0; j < n; ++j)
@@ -319,6 +362,7 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   const Candidates cs{sm.raw_key, sm.raw_id, static_cast<int>(N), sm.key, sm.ids, sm.ord_p,
                       sm.ord_k,   sm.flag};
   const TailPaths paths{kPathStream, kPathStreamWarpTail};
+  if (tid == 0 && n_mod > 0) atomicAdd(&g_pipeline_paths[kPathStreamModified], 1ULL);
   if (p.filter_order == FilterOrder::kTopKFirst || !active_filters(p, vocab).top_p) {
     // Top-k first (or no top-p: min-p keeps a prefix of the (e desc, id asc)
     // order, so the spec order keeps the same set).
@@ -330,16 +374,16 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   // trees, warp 0 folds the 32 warp sums in a fixed order). Every survivor
   // has a weight >= the k-th largest, so every id before it in the top-p
   // order is a candidate and its mass before is exact on the candidates.
-  double mine = 0.0;
+  double mass = static_cast<double>(exp_f32(arg(mod_v)));  // 0 without one
   int ignored = 0;
-  stream_row(x, vocab, mask, ignored, [&](const auto& f, std::int64_t) {
+  stream_row(x, vocab, mask, sm.skip, skip, ignored, [&](const auto& f, std::int64_t) {
     constexpr int n = std::extent_v<std::remove_reference_t<decltype(f)>>;
 #pragma unroll
-    for (int j = 0; j < n; ++j) mine += static_cast<double>(exp_f32(arg(f[j])));
+    for (int j = 0; j < n; ++j) mass += static_cast<double>(exp_f32(arg(f[j])));
   });
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) mine += __shfl_down_sync(kFull, mine, o);
-  if (lane == 0) sm.wsum[warp] = mine;
+  for (int o = 16; o > 0; o >>= 1) mass += __shfl_down_sync(kFull, mass, o);
+  if (lane == 0) sm.wsum[warp] = mass;
   __syncthreads();
   if (warp == 0) {
     double total = sm.wsum[lane];
@@ -353,15 +397,75 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
                                  a.rng, a.out, paths, false);
 }
 
+template <typename T>
+__device__ bool modified_ids(const PipelineArgs& a, const RowParams& p, int row, const T* x,
+                             const std::uint32_t* mask, StreamSmem& sm) {
+  const int tid = static_cast<int>(threadIdx.x);
+  const std::int64_t vocab = a.vocab;
+  const int nb =
+      a.in.bias_offsets == nullptr ? 0 : a.in.bias_offsets[row + 1] - a.in.bias_offsets[row];
+  const bool rep = p.repetition_penalty != 1.0f, pres = p.presence_penalty != 0.0f,
+             freq = p.frequency_penalty != 0.0f;
+  const std::int32_t len = a.in.history == nullptr ? 0 : a.in.history_len[row];
+  const std::int32_t take =
+      (rep || pres || freq) ? min(static_cast<std::int32_t>(p.window), len) : 0;
+  const std::int64_t entries = static_cast<std::int64_t>(nb) + max(take, 0);
+  if (tid == 0) sm.mod_n = 0;
+  if (entries == 0) {
+    __syncthreads();
+    return true;
+  }
+  if (entries > kModCap || vocab > kSkipIds) return false;
+  for (std::int64_t w = tid; w < (vocab + 31) / 32; w += kRowThreads) sm.skip[w] = 0;
+  __syncthreads();
+  const std::int32_t* bid = nb > 0 ? a.in.bias_ids + a.in.bias_offsets[row] : nullptr;
+  const float* bval = nb > 0 ? a.in.bias_values + a.in.bias_offsets[row] : nullptr;
+  const std::int32_t* win =
+      take > 0 ? a.in.history + static_cast<std::int64_t>(row) * a.in.history_stride + (len - take)
+               : nullptr;
+  auto entry = [&](int e) { return e < nb ? bid[e] : win[e - nb]; };
+  for (int e = tid; e < entries; e += kRowThreads) {
+    const std::int32_t id = entry(e);
+    if (id < 0 || id >= vocab) continue;  // bias: ignored; history: kBadHistory
+    bool first = true;
+    for (int q = 0; q < e && first; ++q) first = entry(q) != id;
+    if (!first) continue;
+    float w = mask_allows(mask, id) ? load_elem(x, id) : kNegInf;
+    for (int q = 0; q < nb; ++q)
+      if (bid[q] == id) w += bval[q];
+    int n = 0;
+    for (int q = 0; q < take; ++q) n += win[q] == id ? 1 : 0;
+    if (n > 0) {
+      if (rep) w = w < 0.0f ? w * p.repetition_penalty : w / p.repetition_penalty;
+      if (pres) w -= p.presence_penalty;
+      if (freq) w -= p.frequency_penalty * static_cast<float>(n);
+    }
+    const unsigned slot = atomicAdd(&sm.mod_n, 1U);
+    sm.mod_id[slot] = id;
+    sm.mod_val[slot] = w;
+    atomicOr(&sm.skip[id >> 5], 1U << (id & 31));
+  }
+  __syncthreads();
+  return true;
+}
+
+// Dynamic shared memory of an instance: without kMod the list and the
+// bitmap are unused (at 64 KB and more, the SM's L1 carve-out shrinks and
+// the stream was 10-30% slower).
+constexpr std::size_t stream_smem_bytes(bool mod) {
+  return mod ? sizeof(StreamSmem) : offsetof(StreamSmem, mod_n);
+}
+
+template <bool kMod>
 __global__ void __launch_bounds__(kRowThreads, 1) stream_kernel(PipelineArgs a) {
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ BlockStorage bs;
   auto& sm = *reinterpret_cast<StreamSmem*>(dyn);
   const int row = static_cast<int>(blockIdx.x);
   if (a.bf16) {
-    stream_one_row<std::uint16_t>(a, sm, bs, row);
+    stream_one_row<std::uint16_t, kMod>(a, sm, bs, row);
   } else {
-    stream_one_row<float>(a, sm, bs, row);
+    stream_one_row<float, kMod>(a, sm, bs, row);
   }
 }
 
