@@ -104,6 +104,10 @@ TEST(JsonSchemaKeywords, PatternProperties) {
   // Unanchored patterns search: "b" matches any key containing b.
   expect_schema(R"({"patternProperties":{"b":{"type":"null"}},"additionalProperties":false})",
                 {R"({"abc":null})", R"({"b":null})"}, {R"({"abc":1})", R"({"ac":null})"});
+  // Anchors inside a key pattern assert the key's own start and end.
+  expect_schema(R"({"patternProperties":{"x$|^y":{"type":"null"}},"additionalProperties":false})",
+                {R"({"ax":null})", R"({"yb":null})", R"({"ax":null,"y":null})"},
+                {R"({"xa":null})", R"({"by":null})", R"({"ax":1})"});
 }
 
 TEST(JsonSchemaKeywords, PatternPropertiesOverlappingPatternsBothApply) {
@@ -345,6 +349,11 @@ TEST(JsonSchemaKeywords, PatternSearchAndAnchors) {
                 {R"("5551234")", R"("555-12345")", R"("a555-1234")"});
   expect_schema(R"({"type":"string","pattern":"^a/b\"c$"})", {R"("a/b\"c")", R"("a\/b\"c")"},
                 {R"("a/bc")"});
+  // Anchors inside assert the content's start and end, not the quotes'.
+  expect_schema(R"({"type":"string","pattern":"^$|^\\d{1,3}$"})", {R"("")", R"("123")"},
+                {R"("1234")", R"("a1")", R"("1a")"});
+  expect_schema(R"({"type":"string","pattern":"a|^b"})", {R"("xa")", R"("bx")", R"("b")"},
+                {R"("xb")", R"("")"});
   // Pattern and length together.
   expect_schema(R"({"type":"string","pattern":"^[a-z]+$","maxLength":3})", {R"("abc")"},
                 {R"("abcd")", R"("ab1")"});

@@ -1,12 +1,18 @@
-// The regex → DFA compiler against PCRE2 on random strings, its ECMA-262
-// classes, its errors, and together with the token trie against brute force.
+// The regex → DFA compiler against PCRE2 on random strings (with ^ and $
+// anywhere, in both modes, as JSON strings and in labeled unions), its
+// ECMA-262 classes, its errors, and together with the token trie against
+// brute force.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <gtest/gtest.h>
 #include <pcre2.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <random>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "constraint/regex/dfa.hpp"
 #include "constraint/trie/token_trie.hpp"
@@ -54,6 +60,203 @@ TEST(RegexDfa, FullMatchEqualsPcre2OnRandomStrings) {
   }
 }
 
+// PCRE2 compiled once, with ECMA's ^ and $ (no multiline flag: $ only at
+// the very end, not before a final newline).
+class Pcre2 {
+ public:
+  Pcre2(const std::string& pattern, bool full_match) {
+    int err = 0;
+    PCRE2_SIZE off = 0;
+    const uint32_t flags =
+        PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | (full_match ? PCRE2_ANCHORED | PCRE2_ENDANCHORED : 0);
+    code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), flags, &err,
+                          &off, nullptr);
+    EXPECT_NE(code_, nullptr) << pattern;
+    md_ = pcre2_match_data_create(1, nullptr);
+  }
+  ~Pcre2() {
+    pcre2_match_data_free(md_);
+    pcre2_code_free(code_);
+  }
+  Pcre2(const Pcre2&) = delete;
+  Pcre2& operator=(const Pcre2&) = delete;
+  bool matches(const std::string& text) const {
+    return pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0, md_,
+                       nullptr) >= 0;
+  }
+
+ private:
+  pcre2_code* code_ = nullptr;
+  pcre2_match_data* md_ = nullptr;
+};
+
+// Every string over `alphabet` up to max_len symbols.
+std::vector<std::string> all_strings(const std::vector<std::string>& alphabet, size_t max_len) {
+  std::vector<std::string> out = {""};
+  for (size_t begin = 0, len = 0; len < max_len; ++len) {
+    const size_t end = out.size();
+    for (size_t k = begin; k < end; ++k) {
+      for (const auto& a : alphabet) out.push_back(out[k] + a);
+    }
+    begin = end;
+  }
+  return out;
+}
+
+// A random pattern over a and b with ^ and $ anywhere: in groups,
+// alternations and repetitions (assertions themselves are not quantifiable).
+std::string random_anchored_pattern(std::mt19937& rng, int depth) {
+  std::string out;
+  const size_t alts = 1 + rng() % (depth > 0 ? 3 : 2);
+  for (size_t a = 0; a < alts; ++a) {
+    if (a) out += '|';
+    const size_t terms = rng() % 4;
+    for (size_t t = 0; t < terms; ++t) {
+      const auto pick = rng() % 10;
+      if (pick < 2) {
+        out += pick == 0 ? '^' : '$';
+        continue;
+      }
+      if (pick < 6) {
+        out += "ab."[rng() % 3];
+      } else if (pick < 7) {
+        out += "[ab]";
+      } else if (depth > 0) {
+        out += (rng() % 2 ? "(" : "(?:") + random_anchored_pattern(rng, depth - 1) + ")";
+      } else {
+        out += 'a';
+      }
+      if (rng() % 3 == 0) {
+        static const char* const kQuantifiers[] = {"*", "+", "?", "{2}", "{0,2}", "{1,}"};
+        out += kQuantifiers[rng() % 6];
+      }
+    }
+  }
+  return out;
+}
+
+const char* const kInnerAnchorPatterns[] = {
+    "^$|^\\d{1,15}$",
+    "(^$)|(^[0-9a-f]{8}$)",
+    "a|^b",
+    "(^a|b$)c",
+    "^(a$|b)",
+    "x^",
+    "$^",
+    "(^a)*",
+    "(a|^)b",
+    "(a$)+",
+    "a$|b",
+    "^a|b",
+    "(^)*a",
+    "a(^|b)",
+    "($|a)*",
+    "^^a$$",
+    "(?:^a|b)(c|$)",
+    "a$b",
+    "$a",
+};
+
+TEST(RegexDfa, InnerAnchorsEqualPcre2) {
+  const std::vector<std::string> alphabet = {"a", "b", "c", "x", "0", "5", "\n"};
+  const std::vector<std::string> exhaustive = all_strings(alphabet, 4);
+  std::mt19937 rng(7);
+  for (const char* p : kInnerAnchorPatterns) {
+    for (bool full : {true, false}) {
+      nextok::constraint::RegexOptions opt;
+      opt.full_match = full;
+      const Dfa dfa = Dfa::compile(p, opt);
+      const Pcre2 re(p, full);
+      for (const auto& s : exhaustive)
+        ASSERT_EQ(dfa.matches(s), re.matches(s)) << p << " full " << full << " text " << s;
+      for (int k = 0; k < 2000; ++k) {  // longer, mostly digits and hex
+        std::string s;
+        const size_t len = rng() % 19;
+        for (size_t i = 0; i < len; ++i) s += "0123456789abcfx\n"[rng() % (k % 2 ? 10 : 16)];
+        ASSERT_EQ(dfa.matches(s), re.matches(s)) << p << " full " << full << " text " << s;
+      }
+    }
+  }
+}
+
+TEST(RegexDfa, RandomAnchoredPatternsEqualPcre2OnAllShortStrings) {
+  const std::vector<std::string> texts = all_strings({"a", "b", "\n"}, 6);
+  std::mt19937 rng(11);
+  for (int k = 0; k < 400; ++k) {
+    const std::string p = random_anchored_pattern(rng, 2);
+    for (bool full : {true, false}) {
+      nextok::constraint::RegexOptions opt;
+      opt.full_match = full;
+      const Dfa dfa = Dfa::compile(p, opt);
+      const Pcre2 re(p, full);
+      for (const auto& s : texts)
+        ASSERT_EQ(dfa.matches(s), re.matches(s)) << p << " full " << full << " text " << s;
+    }
+  }
+}
+
+// The JSON spelling of text over a, b and \n: \n as "\n" or "\u000a".
+std::string json_spelling(const std::string& text, std::mt19937& rng) {
+  std::string out = "\"";
+  for (char c : text) out += c != '\n' ? std::string(1, c) : rng() % 2 ? "\\n" : "\\u000a";
+  return out + "\"";
+}
+
+TEST(RegexDfa, AnchorsInJsonStringsAssertTheContentsEnds) {
+  const std::vector<std::string> texts = all_strings({"a", "b", "\n"}, 5);
+  std::mt19937 rng(13);
+  std::vector<std::string> patterns(std::begin(kInnerAnchorPatterns),
+                                    std::end(kInnerAnchorPatterns));
+  for (int k = 0; k < 150; ++k) patterns.push_back(random_anchored_pattern(rng, 2));
+  for (const auto& p : patterns) {
+    for (bool full : {true, false}) {
+      nextok::constraint::RegexOptions opt;
+      opt.full_match = full;
+      const Dfa plain = Dfa::compile(p, opt);
+      opt.json_string = true;
+      const Dfa json = Dfa::compile(p, opt);
+      for (const auto& s : texts) {
+        const std::string spelled = json_spelling(s, rng);
+        ASSERT_EQ(json.matches(spelled), plain.matches(s))
+            << p << " full " << full << " " << spelled;
+        ASSERT_FALSE(json.matches(spelled.substr(0, spelled.size() - 1))) << p << " " << spelled;
+      }
+    }
+  }
+}
+
+TEST(RegexDfa, LabeledUnionsOfAnchoredPatternsTellWhichMatched) {
+  const std::vector<std::string> texts = all_strings({"a", "b", "\n"}, 5);
+  std::mt19937 rng(17);
+  for (int k = 0; k < 20; ++k) {
+    std::vector<std::string> patterns;
+    for (int i = 0; i < 3; ++i) patterns.push_back(random_anchored_pattern(rng, 2));
+    std::vector<nextok::constraint::RegexAlternative> alts;
+    for (const auto& p : patterns) alts.push_back({p});
+    alts.push_back({"ab", true});
+    for (int mode = 0; mode < 4; ++mode) {
+      nextok::constraint::RegexOptions opt;
+      opt.full_match = mode & 1;
+      opt.json_string = mode & 2;
+      const Dfa u = Dfa::compile_labeled(alts, opt);
+      std::vector<Dfa> singles;
+      for (const auto& a : alts) singles.push_back(Dfa::compile_labeled(std::span(&a, 1), opt));
+      for (const auto& s : texts) {
+        const std::string spelled = opt.json_string ? json_spelling(s, rng) : s;
+        int32_t st = u.start();
+        for (unsigned char c : spelled) st = u.next(st, c);
+        std::vector<uint32_t> got(u.labels(st).begin(), u.labels(st).end()), want;
+        std::sort(got.begin(), got.end());
+        for (uint32_t i = 0; i < singles.size(); ++i) {
+          if (singles[i].matches(spelled)) want.push_back(i);
+        }
+        ASSERT_EQ(got, want) << patterns[0] << " | " << patterns[1] << " | " << patterns[2]
+                             << " mode " << mode << " " << spelled;
+      }
+    }
+  }
+}
+
 TEST(RegexDfa, EcmaSyntax) {
   EXPECT_TRUE(Dfa::compile("\\u00e9\\u{1F600}").matches("é😀"));
   EXPECT_FALSE(Dfa::compile("[]a]").matches("a]"));  // [] is the empty class
@@ -71,6 +274,16 @@ TEST(RegexDfa, SearchSemanticsAndAnchors) {
   EXPECT_TRUE(anchored.matches("bbc"));
   EXPECT_FALSE(anchored.matches("abbc"));
   EXPECT_FALSE(anchored.matches("bbcd"));
+  // An anchor asserts the input's start or end wherever it stands.
+  const Dfa either = Dfa::compile("a|^b", search);
+  EXPECT_TRUE(either.matches("xa"));
+  EXPECT_TRUE(either.matches("bx"));
+  EXPECT_FALSE(either.matches("xb"));
+  EXPECT_TRUE(Dfa::compile("x^").empty());
+  EXPECT_TRUE(Dfa::compile("a$b", search).empty());
+  const Dfa both = Dfa::compile("$^", search);
+  EXPECT_TRUE(both.matches(""));
+  EXPECT_FALSE(both.matches("a"));
 }
 
 TEST(RegexDfa, EcmaClassesAndDeadStates) {
@@ -103,7 +316,8 @@ TEST(RegexDfa, ErrorsAreTypedAndPointAtTheProblem) {
                         Case{"(a)\\1", nextok::ErrorCode::kUnsupported},
                         Case{"(?=a)", nextok::ErrorCode::kUnsupported},
                         Case{"a\\b", nextok::ErrorCode::kUnsupported},
-                        Case{"a^b", nextok::ErrorCode::kUnsupported}}) {
+                        Case{"a^*", nextok::ErrorCode::kInvalidArgument},
+                        Case{"(a)${2}", nextok::ErrorCode::kInvalidArgument}}) {
     try {
       (void)Dfa::compile(c.pattern);
       ADD_FAILURE() << "no error for " << c.pattern;

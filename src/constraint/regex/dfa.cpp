@@ -4,8 +4,7 @@
 #include <map>
 #include <memory>
 
-#include <utf8proc.h>
-
+#include "constraint/regex/regex_parser.hpp"
 #include "constraint/regex/utf8_ranges.hpp"
 #include "nextok/error.hpp"
 
@@ -13,389 +12,13 @@ namespace nextok::constraint {
 
 namespace {
 
-constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 constexpr size_t kMaxNfaStates = 200000;
 
-// A set of code points as sorted, disjoint, inclusive ranges.
-using CodeSet = std::vector<std::pair<uint32_t, uint32_t>>;
-
-CodeSet normalized(CodeSet s) {
-  std::sort(s.begin(), s.end());
-  CodeSet out;
-  for (auto [lo, hi] : s) {
-    if (!out.empty() && lo <= out.back().second + 1) {
-      out.back().second = std::max(out.back().second, hi);
-    } else {
-      out.emplace_back(lo, hi);
-    }
-  }
-  return out;
-}
-
-CodeSet complement(const CodeSet& s) {
-  CodeSet out;
-  uint32_t next = 0;
-  for (auto [lo, hi] : s) {
-    if (lo > next) out.emplace_back(next, lo - 1);
-    next = hi + 1;
-  }
-  if (next <= kMaxCodePoint) out.emplace_back(next, kMaxCodePoint);
-  return out;
-}
-
-// ECMA-262 classes.
-const CodeSet kDigit = {{'0', '9'}};
-const CodeSet kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
-const CodeSet kSpace = normalized({{'\t', '\r'},
-                                   {' ', ' '},
-                                   {0xA0, 0xA0},
-                                   {0x1680, 0x1680},
-                                   {0x2000, 0x200A},
-                                   {0x2028, 0x2029},
-                                   {0x202F, 0x202F},
-                                   {0x205F, 0x205F},
-                                   {0x3000, 0x3000},
-                                   {0xFEFF, 0xFEFF}});
-// Unicode-aware classes (Python's and Rust's regex engines): supersets of
-// the ECMA ones, for matching that must not miss what those engines match.
-const CodeSet& unicode_word() {
-  static const CodeSet set = [] {
-    CodeSet out = {{'_', '_'}};
-    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
-      switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
-        case UTF8PROC_CATEGORY_LU:
-        case UTF8PROC_CATEGORY_LL:
-        case UTF8PROC_CATEGORY_LT:
-        case UTF8PROC_CATEGORY_LM:
-        case UTF8PROC_CATEGORY_LO:
-        case UTF8PROC_CATEGORY_ND:
-        case UTF8PROC_CATEGORY_NL:
-        case UTF8PROC_CATEGORY_NO:
-          out.emplace_back(cp, cp);
-          break;
-        default:
-          break;
-      }
-    }
-    return normalized(std::move(out));
-  }();
-  return set;
-}
-
-const CodeSet& unicode_digit() {
-  static const CodeSet set = [] {
-    CodeSet out;
-    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
-      if (utf8proc_category(static_cast<utf8proc_int32_t>(cp)) == UTF8PROC_CATEGORY_ND)
-        out.emplace_back(cp, cp);
-    }
-    return normalized(std::move(out));
-  }();
-  return set;
-}
-
-const CodeSet kNotLineTerminator =
-    complement(normalized({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}));
-
-// Regex AST.
-struct Node {
-  enum Kind { kSet, kConcat, kAlt, kRepeat, kEmpty } kind;
-  CodeSet set;
-  std::vector<std::unique_ptr<Node>> kids;
-  int min = 0, max = 0;  // kRepeat; max < 0 = unbounded
-};
-using NodePtr = std::unique_ptr<Node>;
-
-NodePtr make(Node::Kind k) {
-  auto n = std::make_unique<Node>();
-  n->kind = k;
-  return n;
-}
-
-class Parser {
- public:
-  explicit Parser(std::string_view p, bool unicode = false) : p_(p), unicode_(unicode) {}
-
-  NodePtr parse(bool& anchored_start, bool& anchored_end) {
-    anchored_start = i_ < p_.size() && p_[i_] == '^';
-    if (anchored_start) ++i_;
-    NodePtr n = alternation();
-    anchored_end = false;
-    if (i_ < p_.size() && p_[i_] == '$' && i_ + 1 == p_.size()) {
-      anchored_end = true;
-      ++i_;
-    }
-    if (i_ != p_.size()) fail(p_[i_] == ')' ? "unbalanced ')'" : "unexpected character");
-    return n;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& why) const {
-    throw Error(ErrorCode::kInvalidArgument, "pattern",
-                "pattern \"" + std::string(p_) + "\" at offset " + std::to_string(i_) + ": " + why);
-  }
-  [[noreturn]] void unsupported(const std::string& what) const {
-    throw Error(ErrorCode::kUnsupported, "pattern",
-                "pattern \"" + std::string(p_) + "\" at offset " + std::to_string(i_) + ": " +
-                    what + " cannot be compiled to a DFA");
-  }
-  bool at(char c) const { return i_ < p_.size() && p_[i_] == c; }
-
-  uint32_t code_point() {
-    const auto b0 = static_cast<uint8_t>(p_[i_]);
-    int n = b0 < 0x80 ? 1 : b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : 2;
-    if (i_ + static_cast<size_t>(n) > p_.size()) fail("truncated UTF-8");
-    uint32_t cp = n == 1 ? b0 : (b0 & (0x7Fu >> n));
-    for (int k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<uint8_t>(p_[i_ + k]) & 0x3Fu);
-    i_ += static_cast<size_t>(n);
-    return cp;
-  }
-
-  uint32_t hex(size_t digits) {
-    if (i_ + digits > p_.size()) fail("truncated escape");
-    uint32_t v = 0;
-    for (size_t k = 0; k < digits; ++k) {
-      const char c = p_[i_++];
-      v <<= 4;
-      if (c >= '0' && c <= '9')
-        v |= static_cast<uint32_t>(c - '0');
-      else if (c >= 'a' && c <= 'f')
-        v |= static_cast<uint32_t>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F')
-        v |= static_cast<uint32_t>(c - 'A' + 10);
-      else
-        fail("bad hex digit");
-    }
-    return v;
-  }
-
-  // After a backslash: a class (returned in `set`) or one code point.
-  bool escape(CodeSet& set, uint32_t& cp) {
-    if (i_ >= p_.size()) fail("pattern ends with a backslash");
-    const char c = p_[i_++];
-    switch (c) {
-      case 'd':
-        set = unicode_ ? unicode_digit() : kDigit;
-        return true;
-      case 'D':
-        set = complement(kDigit);
-        return true;
-      case 'w':
-        set = unicode_ ? unicode_word() : kWord;
-        return true;
-      case 'W':
-        set = complement(kWord);
-        return true;
-      case 's':
-        set = unicode_ ? normalized([] {
-          CodeSet u = kSpace;
-          u.emplace_back(0x1C, 0x1F);
-          u.emplace_back(0x85, 0x85);
-          return u;
-        }())
-                       : kSpace;
-        return true;
-      case 'S':
-        set = complement(kSpace);
-        return true;
-      case 'n':
-        cp = '\n';
-        return false;
-      case 'r':
-        cp = '\r';
-        return false;
-      case 't':
-        cp = '\t';
-        return false;
-      case 'f':
-        cp = '\f';
-        return false;
-      case 'v':
-        cp = '\v';
-        return false;
-      case '0':
-        cp = 0;
-        return false;
-      case 'x':
-        cp = hex(2);
-        return false;
-      case 'u':
-        if (at('{')) {
-          ++i_;
-          size_t n = 0;
-          while (i_ + n < p_.size() && p_[i_ + n] != '}') ++n;
-          if (n == 0 || n > 6 || i_ + n >= p_.size()) fail("bad \\u{...} escape");
-          cp = hex(n);
-          ++i_;
-        } else {
-          cp = hex(4);
-        }
-        if (cp > kMaxCodePoint) fail("code point out of range");
-        return false;
-      case 'b':
-      case 'B':
-        unsupported("a word boundary");
-      case 'p':
-      case 'P':
-        unsupported("a Unicode property class");
-      default:
-        if (c >= '1' && c <= '9') unsupported("a backreference");
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-          fail(std::string("unknown escape \\") + c);
-        --i_;
-        cp = code_point();
-        return false;
-    }
-  }
-
-  NodePtr klass() {
-    ++i_;  // [
-    const bool negate = at('^');
-    if (negate) ++i_;
-    CodeSet set;
-    // ECMA-262: "[]" is the empty class and "[^]" any code point.
-    while (i_ < p_.size() && !at(']')) {
-      CodeSet sub;
-      uint32_t lo;
-      bool is_set = false;
-      if (at('\\')) {
-        ++i_;
-        is_set = escape(sub, lo);
-      } else {
-        lo = code_point();
-      }
-      if (is_set) {
-        set.insert(set.end(), sub.begin(), sub.end());
-        continue;
-      }
-      uint32_t hi = lo;
-      if (at('-') && i_ + 1 < p_.size() && p_[i_ + 1] != ']') {
-        ++i_;
-        if (at('\\')) {
-          ++i_;
-          if (escape(sub, hi)) fail("a class cannot end a range");
-        } else {
-          hi = code_point();
-        }
-        if (hi < lo) fail("range out of order");
-      }
-      set.emplace_back(lo, hi);
-    }
-    if (!at(']')) fail("unterminated character class");
-    ++i_;
-    auto n = make(Node::kSet);
-    n->set = normalized(set);
-    if (negate) n->set = complement(n->set);
-    return n;
-  }
-
-  NodePtr atom() {
-    const char c = p_[i_];
-    if (c == '(') {
-      ++i_;
-      if (at('?')) {
-        if (i_ + 1 < p_.size() && p_[i_ + 1] == ':') {
-          i_ += 2;
-        } else {
-          unsupported("lookaround or a named group");
-        }
-      }
-      NodePtr n = alternation();
-      if (!at(')')) fail("missing ')'");
-      ++i_;
-      return n;
-    }
-    if (c == '[') return klass();
-    auto n = make(Node::kSet);
-    if (c == '.') {
-      ++i_;
-      n->set = kNotLineTerminator;
-    } else if (c == '\\') {
-      ++i_;
-      uint32_t cp;
-      if (!escape(n->set, cp)) n->set = {{cp, cp}};
-    } else if (c == '^' || c == '$') {
-      unsupported("an anchor inside the pattern");
-    } else if (c == '*' || c == '+' || c == '?') {
-      fail("nothing to repeat");
-    } else {
-      const uint32_t cp = code_point();
-      n->set = {{cp, cp}};
-    }
-    return n;
-  }
-
-  bool number(int& out) {
-    size_t s = i_;
-    long v = 0;
-    while (i_ < p_.size() && p_[i_] >= '0' && p_[i_] <= '9') {
-      v = v * 10 + (p_[i_++] - '0');
-      if (v > 100000) fail("repetition count too large");
-    }
-    out = static_cast<int>(v);
-    return i_ > s;
-  }
-
-  NodePtr repeat() {
-    NodePtr a = atom();
-    while (i_ < p_.size()) {
-      int lo, hi;
-      const char c = p_[i_];
-      if (c == '*') {
-        lo = 0, hi = -1, ++i_;
-      } else if (c == '+') {
-        lo = 1, hi = -1, ++i_;
-      } else if (c == '?') {
-        lo = 0, hi = 1, ++i_;
-      } else if (c == '{') {
-        const size_t save = i_++;
-        if (!number(lo)) {
-          i_ = save;  // a literal '{' as in ECMA's Annex B
-          break;
-        }
-        hi = lo;
-        if (at(',')) {
-          ++i_;
-          if (!number(hi)) hi = -1;
-        }
-        if (!at('}')) fail("bad repetition");
-        ++i_;
-        if (hi >= 0 && hi < lo) fail("repetition range out of order");
-      } else {
-        break;
-      }
-      if (at('?')) ++i_;  // lazy: the same language
-      auto r = make(Node::kRepeat);
-      r->min = lo;
-      r->max = hi;
-      r->kids.push_back(std::move(a));
-      a = std::move(r);
-    }
-    return a;
-  }
-
-  NodePtr concat() {
-    auto n = make(Node::kConcat);
-    while (i_ < p_.size() && !at('|') && !at(')') && !(at('$') && i_ + 1 == p_.size())) {
-      n->kids.push_back(repeat());
-    }
-    return n;
-  }
-
-  NodePtr alternation() {
-    auto n = make(Node::kAlt);
-    n->kids.push_back(concat());
-    while (at('|')) {
-      ++i_;
-      n->kids.push_back(concat());
-    }
-    return n;
-  }
-
-  std::string_view p_;
-  bool unicode_ = false;
-  size_t i_ = 0;
-};
+using regex::CodeSet;
+using regex::kMaxCodePoint;
+using regex::make;
+using regex::Node;
+using regex::NodePtr;
 
 // Thompson NFA over bytes.
 struct Nfa {
@@ -405,6 +28,10 @@ struct Nfa {
   };
   std::vector<std::vector<Edge>> edges;
   std::vector<std::vector<uint32_t>> eps;
+  // Zero-width edges of ^ and $: passable only where the content starts or
+  // ends, which the closure's caller knows (see compile_labeled).
+  std::vector<std::vector<uint32_t>> at_start, at_end;
+  bool anchored = false;     // there is such an edge
   bool json_string = false;  // sets read JSON string content (see RegexOptions)
   bool canonical = false;    // no \\uXXXX spellings of printable characters
 
@@ -424,6 +51,8 @@ struct Nfa {
     }
     edges.emplace_back();
     eps.emplace_back();
+    at_start.emplace_back();
+    at_end.emplace_back();
     return static_cast<uint32_t>(edges.size() - 1);
   }
 
@@ -510,6 +139,14 @@ struct Nfa {
       case Node::kEmpty:
         eps[s].push_back(e);
         break;
+      case Node::kInputStart:
+        at_start[s].push_back(e);
+        anchored = true;
+        break;
+      case Node::kInputEnd:
+        at_end[s].push_back(e);
+        anchored = true;
+        break;
       case Node::kSet: {
         if (json_string) {
           json_set(s, e, n.set);
@@ -564,14 +201,25 @@ struct Nfa {
     return {s, e};
   }
 
-  void closure(std::vector<uint32_t>& set, std::vector<uint8_t>& seen) const {
-    for (size_t k = 0; k < set.size(); ++k) {
-      for (uint32_t t : eps[set[k]]) {
+  // Which assertion edges a closure may pass (bits).
+  static constexpr unsigned kStart = 1, kEnd = 2;
+
+  // Adds what epsilon edges (and the assertion edges `where` allows) reach;
+  // the states in `set` come marked in `seen`, which is left all clear.
+  void closure(std::vector<uint32_t>& set, std::vector<uint8_t>& seen, unsigned where = 0) const {
+    auto visit = [&](const std::vector<uint32_t>& to) {
+      for (uint32_t t : to) {
         if (!seen[t]) {
           seen[t] = 1;
           set.push_back(t);
         }
       }
+    };
+    for (size_t k = 0; k < set.size(); ++k) {
+      const uint32_t s = set[k];
+      visit(eps[s]);
+      if (where & kStart) visit(at_start[s]);
+      if (where & kEnd) visit(at_end[s]);
     }
     for (uint32_t t : set) seen[t] = 0;
     std::sort(set.begin(), set.end());
@@ -579,9 +227,22 @@ struct Nfa {
   }
 };
 
-}  // namespace
-
-namespace {
+// A ^ that starts or a $ that ends a top-level alternative of `root` holds
+// at the match's ends in full-match mode, so it goes; in search mode, when
+// every alternative has it, it means no search on that side and goes too
+// (returns true). So common anchored patterns need no assertion edges.
+bool peel(Node& root, Node::Kind anchor, bool full_match) {
+  auto at = [anchor](Node& cat) {
+    return anchor == Node::kInputStart ? cat.kids.begin() : cat.kids.end() - 1;
+  };
+  auto has = [&](const NodePtr& cat) { return !cat->kids.empty() && (*at(*cat))->kind == anchor; };
+  const bool all = std::all_of(root.kids.begin(), root.kids.end(), has);
+  if (!all && !full_match) return false;
+  for (auto& cat : root.kids) {
+    if (has(cat)) cat->kids.erase(at(*cat));
+  }
+  return all;
+}
 
 NodePtr any_string() {
   auto r = make(Node::kRepeat);
@@ -613,15 +274,16 @@ NodePtr literal_node(std::string_view text) {
 
 NodePtr alternative_root(const RegexAlternative& alt, const RegexOptions& opt) {
   if (alt.literal) return literal_node(alt.text);
-  bool anchored_start = false, anchored_end = false;
-  NodePtr root = Parser(alt.text, opt.unicode_classes || alt.unicode_classes)
-                     .parse(anchored_start, anchored_end);
+  NodePtr root = regex::parse(alt.text, opt.unicode_classes || alt.unicode_classes);
+  const bool from_start = peel(*root, Node::kInputStart, opt.full_match);
+  const bool to_end = peel(*root, Node::kInputEnd, opt.full_match);
   if (opt.full_match) return root;
-  // Search semantics: anything may come before and after an unanchored side.
+  // Search semantics: anything may come before and after an unanchored side
+  // (where the assertions left inside see the input's ends).
   auto cat = make(Node::kConcat);
-  if (!anchored_start) cat->kids.push_back(any_string());
+  if (!from_start) cat->kids.push_back(any_string());
   cat->kids.push_back(std::move(root));
-  if (!anchored_end) cat->kids.push_back(any_string());
+  if (!to_end) cat->kids.push_back(any_string());
   return cat;
 }
 
@@ -654,21 +316,42 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
   std::vector<uint32_t> label_of(nfa.edges.size(), UINT32_MAX);
   for (size_t k = 0; k < ends.size(); ++k) label_of[ends[k]] = static_cast<uint32_t>(k);
 
-  // Subset construction.
+  // Subset construction. ^ and $ hold where the content starts and ends: at
+  // the input's ends, or just inside the quotes in json_string mode. So ^
+  // edges are passed only in the state where the content starts (no other
+  // state has its NFA set: that holds a state only the start or the opening
+  // quote enters), and $ edges only toward the end: for acceptance, and in
+  // json_string mode for the closing quote, the only '"' content states read
+  // (the content spells '"' as an escape).
+  const bool anchored = nfa.anchored;
+  const bool closing = anchored && opt.json_string;
   Dfa d;
   std::map<std::vector<uint32_t>, int32_t> ids;
   std::vector<std::vector<uint32_t>> sets;
+  std::vector<uint8_t> starts;  // per state: the content starts there
+  std::vector<std::vector<uint32_t>> labels;
   std::vector<uint8_t> seen(nfa.edges.size(), 0);
   std::vector<uint32_t> first = {ns};
   seen[ns] = 1;
-  nfa.closure(first, seen);
+  nfa.closure(first, seen, opt.json_string ? 0u : Nfa::kStart);
   ids[first] = 0;
   sets.push_back(first);
-  std::vector<uint32_t> next;
+  starts.push_back(!opt.json_string);
+  std::vector<uint32_t> next, end;
   for (size_t cur = 0; cur < sets.size(); ++cur) {
     d.table_.resize((cur + 1) * 256, kDead);
+    if (anchored) {  // what the content's end reaches from here
+      end = sets[cur];
+      for (uint32_t s : end) seen[s] = 1;
+      nfa.closure(end, seen, Nfa::kEnd | (starts[cur] ? Nfa::kStart : 0u));
+    }
+    labels.emplace_back();
+    for (uint32_t st : anchored ? end : sets[cur]) {
+      if (label_of[st] != UINT32_MAX) labels.back().push_back(label_of[st]);
+    }
     // Byte boundaries where the transition sets can change.
     std::vector<int> cuts = {0, 256};
+    if (closing) cuts.insert(cuts.end(), {'"', '"' + 1});
     for (uint32_t s : sets[cur]) {
       for (const auto& e : nfa.edges[s]) {
         cuts.push_back(e.lo);
@@ -677,10 +360,14 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
     }
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    // In json_string mode the content starts after the opening quote, which
+    // only the first state reads.
+    const bool to_start = opt.json_string && cur == 0;
     for (size_t c = 0; c + 1 < cuts.size(); ++c) {
       const int b = cuts[c];
+      const bool at_close = closing && b == '"';
       next.clear();
-      for (uint32_t s : sets[cur]) {
+      for (uint32_t s : at_close ? end : sets[cur]) {
         for (const auto& e : nfa.edges[s]) {
           if (b >= e.lo && b <= e.hi && !seen[e.to]) {
             seen[e.to] = 1;
@@ -689,7 +376,7 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
         }
       }
       if (next.empty()) continue;
-      nfa.closure(next, seen);
+      nfa.closure(next, seen, to_start ? Nfa::kStart : 0u);
       auto [it, fresh] = ids.emplace(next, static_cast<int32_t>(sets.size()));
       if (fresh) {
         if (sets.size() >= opt.max_states) {
@@ -699,15 +386,10 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
                       what + " needs more than " + std::to_string(opt.max_states) + " DFA states");
         }
         sets.push_back(next);
+        starts.push_back(to_start);
       }
       for (int x = b; x < cuts[c + 1]; ++x)
         d.table_[cur * 256 + static_cast<size_t>(x)] = it->second;
-    }
-  }
-  std::vector<std::vector<uint32_t>> labels(sets.size());
-  for (size_t k = 0; k < sets.size(); ++k) {
-    for (uint32_t st : sets[k]) {
-      if (label_of[st] != UINT32_MAX) labels[k].push_back(label_of[st]);
     }
   }
   d.finish(labels);

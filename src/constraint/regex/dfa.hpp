@@ -14,7 +14,9 @@ namespace nextok::constraint {
 
 struct RegexOptions {
   // JSON Schema `pattern` matches anywhere in the string unless anchored
-  // with ^ and $; full_match = true matches the whole input instead.
+  // with ^ and $; full_match = true matches the whole input instead. ^ and $
+  // may stand anywhere and assert the input's start and end (ECMA-262
+  // without the m flag); in json_string mode, the decoded content's.
   bool full_match = true;
   size_t max_states = 10000;  // DFA states; past it, compile fails clearly
   // The automaton reads a JSON string literal, quotes included, whose

@@ -1,0 +1,386 @@
+#include "constraint/regex/regex_parser.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <utf8proc.h>
+
+#include "nextok/error.hpp"
+
+namespace nextok::constraint::regex {
+
+namespace {
+
+CodeSet normalized(CodeSet s) {
+  std::sort(s.begin(), s.end());
+  CodeSet out;
+  for (auto [lo, hi] : s) {
+    if (!out.empty() && lo <= out.back().second + 1) {
+      out.back().second = std::max(out.back().second, hi);
+    } else {
+      out.emplace_back(lo, hi);
+    }
+  }
+  return out;
+}
+
+CodeSet complement(const CodeSet& s) {
+  CodeSet out;
+  uint32_t next = 0;
+  for (auto [lo, hi] : s) {
+    if (lo > next) out.emplace_back(next, lo - 1);
+    next = hi + 1;
+  }
+  if (next <= kMaxCodePoint) out.emplace_back(next, kMaxCodePoint);
+  return out;
+}
+
+// ECMA-262 classes.
+const CodeSet kDigit = {{'0', '9'}};
+const CodeSet kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
+const CodeSet kSpace = normalized({{'\t', '\r'},
+                                   {' ', ' '},
+                                   {0xA0, 0xA0},
+                                   {0x1680, 0x1680},
+                                   {0x2000, 0x200A},
+                                   {0x2028, 0x2029},
+                                   {0x202F, 0x202F},
+                                   {0x205F, 0x205F},
+                                   {0x3000, 0x3000},
+                                   {0xFEFF, 0xFEFF}});
+// Unicode-aware classes (Python's and Rust's regex engines): supersets of
+// the ECMA ones, for matching that must not miss what those engines match.
+const CodeSet& unicode_word() {
+  static const CodeSet set = [] {
+    CodeSet out = {{'_', '_'}};
+    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+      switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
+        case UTF8PROC_CATEGORY_LU:
+        case UTF8PROC_CATEGORY_LL:
+        case UTF8PROC_CATEGORY_LT:
+        case UTF8PROC_CATEGORY_LM:
+        case UTF8PROC_CATEGORY_LO:
+        case UTF8PROC_CATEGORY_ND:
+        case UTF8PROC_CATEGORY_NL:
+        case UTF8PROC_CATEGORY_NO:
+          out.emplace_back(cp, cp);
+          break;
+        default:
+          break;
+      }
+    }
+    return normalized(std::move(out));
+  }();
+  return set;
+}
+
+const CodeSet& unicode_digit() {
+  static const CodeSet set = [] {
+    CodeSet out;
+    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+      if (utf8proc_category(static_cast<utf8proc_int32_t>(cp)) == UTF8PROC_CATEGORY_ND)
+        out.emplace_back(cp, cp);
+    }
+    return normalized(std::move(out));
+  }();
+  return set;
+}
+
+const CodeSet kNotLineTerminator =
+    complement(normalized({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}));
+
+class Parser {
+ public:
+  Parser(std::string_view p, bool unicode) : p_(p), unicode_(unicode) {}
+
+  NodePtr parse() {
+    NodePtr n = alternation();
+    if (i_ != p_.size()) fail(p_[i_] == ')' ? "unbalanced ')'" : "unexpected character");
+    return n;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw Error(ErrorCode::kInvalidArgument, "pattern",
+                "pattern \"" + std::string(p_) + "\" at offset " + std::to_string(i_) + ": " + why);
+  }
+  [[noreturn]] void unsupported(const std::string& what) const {
+    throw Error(ErrorCode::kUnsupported, "pattern",
+                "pattern \"" + std::string(p_) + "\" at offset " + std::to_string(i_) + ": " +
+                    what + " cannot be compiled to a DFA");
+  }
+  bool at(char c) const { return i_ < p_.size() && p_[i_] == c; }
+
+  uint32_t code_point() {
+    const auto b0 = static_cast<uint8_t>(p_[i_]);
+    int n = b0 < 0x80 ? 1 : b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : 2;
+    if (i_ + static_cast<size_t>(n) > p_.size()) fail("truncated UTF-8");
+    uint32_t cp = n == 1 ? b0 : (b0 & (0x7Fu >> n));
+    for (int k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<uint8_t>(p_[i_ + k]) & 0x3Fu);
+    i_ += static_cast<size_t>(n);
+    return cp;
+  }
+
+  uint32_t hex(size_t digits) {
+    if (i_ + digits > p_.size()) fail("truncated escape");
+    uint32_t v = 0;
+    for (size_t k = 0; k < digits; ++k) {
+      const char c = p_[i_++];
+      v <<= 4;
+      if (c >= '0' && c <= '9')
+        v |= static_cast<uint32_t>(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= static_cast<uint32_t>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        v |= static_cast<uint32_t>(c - 'A' + 10);
+      else
+        fail("bad hex digit");
+    }
+    return v;
+  }
+
+  // After a backslash: a class (returned in `set`) or one code point.
+  bool escape(CodeSet& set, uint32_t& cp) {
+    if (i_ >= p_.size()) fail("pattern ends with a backslash");
+    const char c = p_[i_++];
+    switch (c) {
+      case 'd':
+        set = unicode_ ? unicode_digit() : kDigit;
+        return true;
+      case 'D':
+        set = complement(kDigit);
+        return true;
+      case 'w':
+        set = unicode_ ? unicode_word() : kWord;
+        return true;
+      case 'W':
+        set = complement(kWord);
+        return true;
+      case 's':
+        set = unicode_ ? normalized([] {
+          CodeSet u = kSpace;
+          u.emplace_back(0x1C, 0x1F);
+          u.emplace_back(0x85, 0x85);
+          return u;
+        }())
+                       : kSpace;
+        return true;
+      case 'S':
+        set = complement(kSpace);
+        return true;
+      case 'n':
+        cp = '\n';
+        return false;
+      case 'r':
+        cp = '\r';
+        return false;
+      case 't':
+        cp = '\t';
+        return false;
+      case 'f':
+        cp = '\f';
+        return false;
+      case 'v':
+        cp = '\v';
+        return false;
+      case '0':
+        cp = 0;
+        return false;
+      case 'x':
+        cp = hex(2);
+        return false;
+      case 'u':
+        if (at('{')) {
+          ++i_;
+          size_t n = 0;
+          while (i_ + n < p_.size() && p_[i_ + n] != '}') ++n;
+          if (n == 0 || n > 6 || i_ + n >= p_.size()) fail("bad \\u{...} escape");
+          cp = hex(n);
+          ++i_;
+        } else {
+          cp = hex(4);
+        }
+        if (cp > kMaxCodePoint) fail("code point out of range");
+        return false;
+      case 'b':
+      case 'B':
+        unsupported("a word boundary");
+      case 'p':
+      case 'P':
+        unsupported("a Unicode property class");
+      default:
+        if (c >= '1' && c <= '9') unsupported("a backreference");
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+          fail(std::string("unknown escape \\") + c);
+        --i_;
+        cp = code_point();
+        return false;
+    }
+  }
+
+  NodePtr klass() {
+    ++i_;  // [
+    const bool negate = at('^');
+    if (negate) ++i_;
+    CodeSet set;
+    // ECMA-262: "[]" is the empty class and "[^]" any code point.
+    while (i_ < p_.size() && !at(']')) {
+      CodeSet sub;
+      uint32_t lo;
+      bool is_set = false;
+      if (at('\\')) {
+        ++i_;
+        is_set = escape(sub, lo);
+      } else {
+        lo = code_point();
+      }
+      if (is_set) {
+        set.insert(set.end(), sub.begin(), sub.end());
+        continue;
+      }
+      uint32_t hi = lo;
+      if (at('-') && i_ + 1 < p_.size() && p_[i_ + 1] != ']') {
+        ++i_;
+        if (at('\\')) {
+          ++i_;
+          if (escape(sub, hi)) fail("a class cannot end a range");
+        } else {
+          hi = code_point();
+        }
+        if (hi < lo) fail("range out of order");
+      }
+      set.emplace_back(lo, hi);
+    }
+    if (!at(']')) fail("unterminated character class");
+    ++i_;
+    auto n = make(Node::kSet);
+    n->set = normalized(set);
+    if (negate) n->set = complement(n->set);
+    return n;
+  }
+
+  NodePtr atom() {
+    const char c = p_[i_];
+    if (c == '(') {
+      ++i_;
+      if (at('?')) {
+        if (i_ + 1 < p_.size() && p_[i_ + 1] == ':') {
+          i_ += 2;
+        } else {
+          unsupported("lookaround or a named group");
+        }
+      }
+      NodePtr n = alternation();
+      if (!at(')')) fail("missing ')'");
+      ++i_;
+      return n;
+    }
+    if (c == '[') return klass();
+    if (c == '^' || c == '$') {
+      ++i_;
+      return make(c == '^' ? Node::kInputStart : Node::kInputEnd);
+    }
+    auto n = make(Node::kSet);
+    if (c == '.') {
+      ++i_;
+      n->set = kNotLineTerminator;
+    } else if (c == '\\') {
+      ++i_;
+      uint32_t cp;
+      if (!escape(n->set, cp)) n->set = {{cp, cp}};
+    } else if (c == '*' || c == '+' || c == '?') {
+      fail("nothing to repeat");
+    } else {
+      const uint32_t cp = code_point();
+      n->set = {{cp, cp}};
+    }
+    return n;
+  }
+
+  bool number(int& out) {
+    size_t s = i_;
+    long v = 0;
+    while (i_ < p_.size() && p_[i_] >= '0' && p_[i_] <= '9') {
+      v = v * 10 + (p_[i_++] - '0');
+      if (v > 100000) fail("repetition count too large");
+    }
+    out = static_cast<int>(v);
+    return i_ > s;
+  }
+
+  NodePtr repeat() {
+    NodePtr a = atom();
+    while (i_ < p_.size()) {
+      int lo, hi;
+      const char c = p_[i_];
+      if (c == '*') {
+        lo = 0, hi = -1, ++i_;
+      } else if (c == '+') {
+        lo = 1, hi = -1, ++i_;
+      } else if (c == '?') {
+        lo = 0, hi = 1, ++i_;
+      } else if (c == '{') {
+        const size_t save = i_++;
+        if (!number(lo)) {
+          i_ = save;  // a literal '{' as in ECMA's Annex B
+          break;
+        }
+        hi = lo;
+        if (at(',')) {
+          ++i_;
+          if (!number(hi)) hi = -1;
+        }
+        if (!at('}')) fail("bad repetition");
+        ++i_;
+        if (hi >= 0 && hi < lo) fail("repetition range out of order");
+      } else {
+        break;
+      }
+      // ECMA-262 does not quantify ^ and $ (a group around them it does).
+      if (a->kind == Node::kInputStart || a->kind == Node::kInputEnd) fail("nothing to repeat");
+      if (at('?')) ++i_;  // lazy: the same language
+      auto r = make(Node::kRepeat);
+      r->min = lo;
+      r->max = hi;
+      r->kids.push_back(std::move(a));
+      a = std::move(r);
+    }
+    return a;
+  }
+
+  NodePtr concat() {
+    auto n = make(Node::kConcat);
+    while (i_ < p_.size() && !at('|') && !at(')')) {
+      n->kids.push_back(repeat());
+    }
+    return n;
+  }
+
+  NodePtr alternation() {
+    auto n = make(Node::kAlt);
+    n->kids.push_back(concat());
+    while (at('|')) {
+      ++i_;
+      n->kids.push_back(concat());
+    }
+    return n;
+  }
+
+  std::string_view p_;
+  bool unicode_ = false;
+  size_t i_ = 0;
+};
+
+}  // namespace
+
+NodePtr make(Node::Kind k) {
+  auto n = std::make_unique<Node>();
+  n->kind = k;
+  return n;
+}
+
+NodePtr parse(std::string_view pattern, bool unicode) {
+  return Parser(pattern, unicode).parse();
+}
+
+}  // namespace nextok::constraint::regex
