@@ -158,7 +158,8 @@ def tokenize(tok, tests):
     out, skipped = [], []
     for test in tests:
         try:
-            text = json.dumps(test["data"], ensure_ascii=False, allow_nan=False)
+            text = test["text"] if isinstance(test.get("text"), str) else \
+                json.dumps(test["data"], ensure_ascii=False, allow_nan=False)
             out.append((test["valid"], tok.encode(text, add_special_tokens=False).ids))
         except Exception as e:  # noqa: BLE001 - any failure only skips the instance
             skipped.append(f"{test.get('description', '?')}: {describe(e)}")

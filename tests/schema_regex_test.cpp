@@ -95,11 +95,19 @@ struct Range {
   }
 };
 
-// What number_range_regex must match: plain decimal texts in range, no "-0".
+// One nonzero digit before the point, then an exponent: 1e-05, -2.5E+3.
+bool normalized_scientific(const std::string& t) {
+  const size_t k = t[0] == '-' ? 1 : 0;
+  return t.size() > k + 1 && t[k] >= '1' && t[k] <= '9' &&
+         (t[k + 1] == '.' || t[k + 1] == 'e' || t[k + 1] == 'E');
+}
+
+// What number_range_regex must match: texts in range, plain decimal or
+// (not integer_only) normalized scientific; no "-0".
 bool expected(const std::string& text, const Range& r, bool integer_only) {
   bool has_exp = false;
   const auto v = parse_json_number(text, &has_exp);
-  if (!v || has_exp) return false;
+  if (!v || (has_exp && (integer_only || !normalized_scientific(text)))) return false;
   if (v->neg && v->zero()) return false;
   if (integer_only && v->digits.find_first_not_of('0', kWidth) != std::string::npos) return false;
   if (r.lo_v) {
@@ -150,9 +158,31 @@ std::vector<std::string> candidates(const Bound& lo, const Bound& hi, std::mt199
     exact.push_back(to_string(integer_part(*b->value)) + (frac.empty() ? "" : "." + frac));
     if (f.neg && integer_part(*b->value) == 0 && !f.zero()) exact.back() = "-" + exact.back();
   }
-  std::vector<std::string> out = {"-0", "-0.0", "0.0", "0.00",  "-0.000", "01",     "-01", "00",
-                                  "1.", ".5",   "+1",  "1e2",   "1E2",    "-",      "",    "1.5e1",
-                                  " 1", "--1",  "0x1", "1.0.0", "0e0",    "-0.5e-1"};
+  std::vector<std::string> out = {"-0",      "-0.0",  "0.0",    "0.00",   "-0.000", "01",    "-01",
+                                  "00",      "1.",    ".5",     "+1",     "1e2",    "1E2",   "-",
+                                  "",        "1.5e1", " 1",     "--1",    "0x1",    "1.0.0", "0e0",
+                                  "-0.5e-1", "1e+2",  "1e-02",  "9.99e0", "1.0e1",  "-1e-0", "12e3",
+                                  "1e",      "1e+",   "-9.5E-1"};
+  // Scientific spellings near each bound: its digits perturbed, exponent ±1.
+  for (const Bound* b : {&lo, &hi}) {
+    if (!b->value) continue;
+    const Fixed f = *parse_json_number(*b->value);
+    const size_t first = f.digits.find_first_not_of('0');
+    if (first == std::string::npos) continue;
+    const size_t last = f.digits.find_last_not_of('0');
+    const std::string sig = f.digits.substr(first, last + 1 - first);
+    const long k = static_cast<long>(kWidth) - 1 - static_cast<long>(first);
+    for (long e = k - 1; e <= k + 1; ++e) {
+      for (const std::string& m : {sig, sig + "1", sig + "0",
+                                   sig.size() > 1 ? sig.substr(0, sig.size() - 1) : sig + "9"}) {
+        const std::string mant = m.size() > 1 ? m.substr(0, 1) + "." + m.substr(1) : m;
+        for (const char* sign : {"", "-"}) {
+          out.push_back(sign + mant + "e" + std::to_string(e));
+          out.push_back(sign + mant + (e < 0 ? "E-0" : "E+0") + std::to_string(e < 0 ? -e : e));
+        }
+      }
+    }
+  }
   const std::vector<std::string> fracs = {"",     ".0",    ".00", ".5",  ".05", ".9",
                                           ".999", ".0001", ".1",  ".49", ".50", ".51"};
   for (i128 c : centers) {
@@ -289,11 +319,16 @@ TEST(SchemaRegexNumbers, RandomRangesEqualExactDecimalOracle) {
 
 TEST(SchemaRegexNumbers, DocumentedExamples) {
   const Dfa half = Dfa::compile(*number_range_regex(inc("0.5"), kNone, false));
-  for (const char* t : {"0.5000001", "0.50", "7.25", "0.5", "1"}) EXPECT_TRUE(half.matches(t)) << t;
-  for (const char* t : {"0.4999", "0", "-1", "1e3", "0.5e0"}) EXPECT_FALSE(half.matches(t)) << t;
+  for (const char* t :
+       {"0.5000001", "0.50", "7.25", "0.5", "1", "1e3", "5e-1", "1.7976931348623157e+308"})
+    EXPECT_TRUE(half.matches(t)) << t;
+  // Exponent spellings only with one nonzero digit before the point.
+  for (const char* t : {"0.4999", "0", "-1", "4.9e-1", "0.5e0", "50e-2", "5e-324"})
+    EXPECT_FALSE(half.matches(t)) << t;
   const Dfa positive = Dfa::compile(*number_range_regex(exc("0"), kNone, false));
   for (const char* t : {"0", "0.0", "-0", "-0.0", "-1"}) EXPECT_FALSE(positive.matches(t)) << t;
-  for (const char* t : {"0.0001", "1", "12.5"}) EXPECT_TRUE(positive.matches(t)) << t;
+  for (const char* t : {"0.0001", "1", "12.5", "5e-324", "1E+400"})
+    EXPECT_TRUE(positive.matches(t)) << t;
   const Dfa ints = Dfa::compile(*number_range_regex(inc("-2.5"), inc("3"), true));
   for (const char* t : {"3.0", "3.00", "-2", "0", "0.000"}) EXPECT_TRUE(ints.matches(t)) << t;
   for (const char* t : {"3.01", "-3", "2.5", "4", "-0"}) EXPECT_FALSE(ints.matches(t)) << t;
@@ -401,9 +436,10 @@ TEST(SchemaRegexNumbers, TypicalRangesCompileSmall) {
     size_t max_states;
   };
   const std::vector<Case> cases = {
-      {inc("0"), inc("100"), true, 20},         {inc("-90"), inc("90"), false, 40},
-      {inc("1"), inc("65535"), true, 40},       {inc("0"), inc("1"), false, 20},
-      {inc("-180.0"), inc("180.0"), false, 40}, {exc("0"), kNone, false, 20},
+      // Decimal ranges carry normalized scientific spellings too.
+      {inc("0"), inc("100"), true, 20},         {inc("-90"), inc("90"), false, 64},
+      {inc("1"), inc("65535"), true, 40},       {inc("0"), inc("1"), false, 40},
+      {inc("-180.0"), inc("180.0"), false, 64}, {exc("0"), kNone, false, 40},
   };
   for (const Case& c : cases) {
     const std::string re = *number_range_regex(c.lo, c.hi, c.integer_only);

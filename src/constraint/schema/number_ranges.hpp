@@ -7,8 +7,11 @@
 // Semantics and limits:
 // - Comparison is exact decimal arithmetic on digit strings; no floating
 //   point is involved, so 0.1 is 0.1 and fractions of any length work.
-// - Texts with an exponent are never matched (a sound subset: every value
-//   still has a plain decimal spelling).
+// - Texts with an exponent are matched in normalized scientific form, one
+//   nonzero digit before the point (1e-05, -2.5E+3: what serializers write),
+//   compared exactly like plain ones. Other exponent spellings (12e3,
+//   0.5e1) are never matched: a sound subset, since comparing them needs
+//   counting a DFA cannot do. Integer-only ranges take no exponent form.
 // - "-0" (and "-0.0", …) is never matched, although it is a valid spelling of
 //   0: allowing it would let '-' start a number in a range without negative
 //   values. 0 itself is matched as "0" (and "0.0", … where fractions are).
@@ -42,7 +45,8 @@ struct Bound {
 std::optional<std::string> integer_range_regex(std::optional<int64_t> lo,
                                                std::optional<int64_t> hi);
 
-// The JSON number texts without exponent whose value v satisfies lo <= v (or
+// The JSON number texts (plain, or normalized scientific unless
+// integer_only) whose value v satisfies lo <= v (or
 // lo < v when lo.exclusive) and v <= hi (or v < hi). With integer_only, only
 // integer values, spelled as integers or with an all-zero fraction ("3",
 // "3.0", "3.00"), since JSON Schema counts 3.0 as an integer. nullopt when
