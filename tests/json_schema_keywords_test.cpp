@@ -229,6 +229,45 @@ TEST(JsonSchemaKeywords, OneOf) {
   schema_test::expect_texts(g, {R"("abc")", R"("a")"}, {"1"});
 }
 
+// Branches that overlap in lexemes only: a value matching two branches is
+// refused, the others pass (JSON Schema's "exactly one").
+TEST(JsonSchemaKeywords, OneOfOverlappingLexemesIsExclusive) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"oneOf":[{"type":["string","null"]},{"type":["number","null"]}]})",
+                {R"("1Gi")", "5", "1.5", R"("")"}, {"null", "true"});
+  expect_schema(R"({"oneOf":[{"type":"integer"},{"type":"number"}]})", {"1.5", "-0.25"},
+                {"1", "1.0", "100", R"("a")"});
+  expect_schema(R"({"oneOf":[{"enum":["a","b"]},{"type":"string","pattern":"^[a-c]$"}]})",
+                {R"("c")"}, {R"("a")", R"("b")", R"("d")"});
+  expect_schema(R"({"oneOf":[{"type":"string"},{"type":"string","format":"date"}]})",
+                {R"("abc")", R"("2020-13-01")"}, {R"("2020-01-01")", R"("\u0032020-01-01")"});
+  expect_schema(R"({"oneOf":[{"type":["boolean","null"]},{"type":"null"},{"const":true}]})",
+                {"false"}, {"true", "null"});
+  // Objects that may both match stay a strict error.
+  EXPECT_EQ(schema_error(R"({"oneOf":[{"type":"object"},{"required":["a"]}]})"),
+            "unsupported /oneOf");
+}
+
+TEST(JsonSchemaKeywords, DependentRequired) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(
+      R"({"type":"object","dependentRequired":{"a":["b","c"]}})",
+      {"{}", R"({"b":1})", R"({"a":1,"b":2,"c":3})", R"({"c":1,"b":2,"a":3})", R"({"x":1})"},
+      {R"({"a":1})", R"({"a":1,"b":2})", R"({"b":1,"a":2})"});
+  // The draft-4 spelling, a required trigger, and dependents that cannot exist.
+  expect_schema(R"({"dependencies":{"a":["b"]},"required":["a"]})", {R"({"b":1,"a":2})"},
+                {"{}", R"({"a":1})"});
+  expect_schema(R"({"properties":{"b":false},"dependentRequired":{"a":["b"]}})",
+                {"{}", R"({"c":1})"}, {R"({"a":1})", R"({"b":1})"});
+  expect_schema(
+      R"({"properties":{"a":{"type":"integer"}},"additionalProperties":false,
+          "dependentRequired":{"a":["b"]}})",
+      {"{}"}, {R"({"a":1})", R"({"b":1})"});
+  // The schema form stays unsupported.
+  EXPECT_EQ(schema_error(R"({"dependencies":{"a":{"required":["b"]}}})"),
+            "unsupported /dependencies/a");
+}
+
 TEST(JsonSchemaKeywords, AllOf) {
   SCHEMA_TEST_NEEDS_LLAMA();
   expect_schema(R"({"allOf":[{"properties":{"a":{"type":"integer"}},"required":["a"]},
@@ -470,7 +509,7 @@ TEST(JsonSchemaKeywords, StrictModeRejectsUnenforcedKeywords) {
   EXPECT_EQ(schema_error(R"({"type":"array","contains":{"type":"integer"}})"),
             "unsupported /contains");
   EXPECT_EQ(schema_error(R"({"propertyNames":{"maxLength":3}})"), "unsupported /propertyNames");
-  EXPECT_EQ(schema_error(R"({"dependentRequired":{"a":["b"]}})"), "unsupported /dependentRequired");
+  EXPECT_EQ(schema_error(R"({"dependentSchemas":{"a":{}}})"), "unsupported /dependentSchemas");
   EXPECT_EQ(schema_error(R"({"unevaluatedProperties":false})"),
             "unsupported /unevaluatedProperties");
   EXPECT_EQ(schema_error(R"({"type":"array","uniqueItems":true})"), "unsupported /uniqueItems");

@@ -100,6 +100,14 @@ void serialize(const json& v, std::string& out) {
   }
 }
 
+// At most n bytes of s, cut at a code point boundary (the JSON line must
+// stay valid UTF-8).
+std::string utf8_prefix(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<uint8_t>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
 struct Schema {
   std::string file;
   size_t index;
@@ -218,7 +226,7 @@ int run(const MaskbenchArgs& a) {
         if (ok != valid) {
           (valid ? vr : ia)++;
           failures.push_back(
-              {{"test", ti}, {"valid", valid}, {"token", at}, {"text", text.substr(0, 200)}});
+              {{"test", ti}, {"valid", valid}, {"token", at}, {"text", utf8_prefix(text, 200)}});
         }
       }
       valid_rejected += vr;

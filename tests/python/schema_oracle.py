@@ -87,6 +87,79 @@ def corpus_metaschemas() -> Iterator[tuple[str, Any]]:
         yield f"metaschema/{f.relative_to(base)}", json.loads(f.read_text())
 
 
+def package_dir(name: str) -> pathlib.Path:
+    """Where a package's files are, without importing it (data-only installs)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"package {name} is not installed (pip install --no-deps {name})")
+    return pathlib.Path(list(spec.submodule_search_locations)[0])
+
+
+def _refs(v: Any) -> Iterator[str]:
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k == "$ref" and isinstance(x, str):
+                yield x
+            else:
+                yield from _refs(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from _refs(x)
+
+
+def _rewrite_refs(v: Any, old: str, new: str) -> Any:
+    if isinstance(v, dict):
+        return {k: (x.replace(old, new, 1) if k == "$ref" and isinstance(x, str) else _rewrite_refs(x, old, new))
+                for k, x in v.items()}
+    if isinstance(v, list):
+        return [_rewrite_refs(x, old, new) for x in v]
+    return v
+
+
+def corpus_kubernetes() -> Iterator[tuple[str, Any]]:
+    """Kubernetes resource schemas (kubernetes-validate, newest version, both
+    the plain and the strict variant): references to the shared definitions
+    made local, with only the definitions each resource reaches."""
+    base = package_dir("kubernetes_validate") / "kubernetes-json-schema"
+    newest = sorted({d.name.split("-")[0] for d in base.iterdir() if d.is_dir()},
+                    key=lambda v: tuple(int(x) for x in v.lstrip("v").split(".")))[-1]
+    for variant in (f"{newest}-local", f"{newest}-local-strict"):
+        folder = base / variant
+        defs = json.loads((folder / "_definitions.json").read_text())["$defs"]
+        for f in sorted(folder.glob("*.json")):
+            if f.name.startswith("_") or f.name == "all.json":
+                continue
+            doc = _rewrite_refs(json.loads(f.read_text()), "/api/_definitions.json#", "#")
+            keep: dict[str, Any] = {}
+            todo = list(_refs(doc))
+            while todo:
+                r = todo.pop()
+                key = r.rsplit("/", 1)[-1]
+                if r.startswith("#/$defs/") and key in defs and key not in keep:
+                    keep[key] = _rewrite_refs(defs[key], "/api/_definitions.json#", "#")
+                    todo.extend(_refs(keep[key]))
+            if keep:
+                doc["$defs"] = keep
+            yield f"kubernetes/{variant}/{f.name}", doc
+
+
+def corpus_cloudformation() -> Iterator[tuple[str, Any]]:
+    """AWS CloudFormation resource provider schemas shipped by cfn-lint."""
+    for f in sorted((package_dir("cfnlint") / "data" / "schemas" / "resources").glob("*.json")):
+        yield f"cloudformation/{f.name}", json.loads(f.read_text())
+
+
+def corpus_pyproject() -> Iterator[tuple[str, Any]]:
+    """pyproject.toml tool schemas (validate-pyproject-schema-store) and the
+    notebook format schemas (nbformat)."""
+    for f in sorted((package_dir("validate_pyproject_schema_store") / "resources").glob("*.json")):
+        yield f"pyproject/{f.name}", json.loads(f.read_text())
+    for f in sorted(package_dir("nbformat").rglob("*.schema.json")):
+        yield f"nbformat/{f.name}", json.loads(f.read_text())
+
+
 def definitions_of(corpus: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
     """Each named definition of a schema as a schema of its own, with the
     document's definitions beside it so that its references resolve: real
@@ -110,6 +183,9 @@ CORPORA = {
     "schemastore": corpus_schemastore,
     "schemastore-defs": lambda: definitions_of(corpus_schemastore()),
     "metaschemas": corpus_metaschemas,
+    "kubernetes": corpus_kubernetes,
+    "cloudformation": corpus_cloudformation,
+    "pyproject": corpus_pyproject,
 }
 
 
@@ -209,7 +285,7 @@ def draw_instances(schema: Any, count: int, seed: int, timeout_s: float) -> tupl
     def work() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            strategy = from_schema(schema)
+            strategy = from_schema(copy.deepcopy(schema))  # it rewrites its argument
 
             @hypothesis.seed(seed)
             @settings(max_examples=count * 4, database=None, deadline=None, derandomize=False,

@@ -222,6 +222,11 @@ ObjectInfo Machine::object_info(const Grammar& g, const GrammarNode& obj) {
   info.other |= obj.additional != kNoNode;
   for (const auto& pp : obj.pattern_props) info.other |= g.nodes[pp.node].kind != NodeKind::kNever;
   for (uint32_t r : obj.required) info.required |= uint64_t{1} << r;
+  for (const auto& [trigger, needs] : obj.dependent) {
+    uint64_t bits = 0;
+    for (uint32_t r : needs) bits |= uint64_t{1} << r;
+    info.dependent.push_back({uint64_t{1} << trigger, bits});
+  }
   return info;
 }
 
@@ -336,7 +341,7 @@ bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
   ++parent.n;
   if (parent.n > obj.max_props) return false;
   if (obj.max_props != kUnbounded) {
-    const uint64_t missing = info_[parent.node].required & ~parent.seen;
+    const uint64_t missing = info_[parent.node].required_with(parent.seen) & ~parent.seen;
     if (static_cast<uint32_t>(std::popcount(missing)) > obj.max_props - parent.n) return false;
   }
   parent.cur = value;
@@ -426,7 +431,7 @@ bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
     case FrameKind::kObject: {
       const GrammarNode& obj = g_.nodes[t.node];
       const bool closable = (t.q == kObjFirst || t.q == kObjAfter) && t.n >= obj.min_props &&
-                            (info_[t.node].required & ~t.seen) == 0;
+                            (info_[t.node].required_with(t.seen) & ~t.seen) == 0;
       if (b == '}') {
         if (!closable) return false;
         frames.pop_back();

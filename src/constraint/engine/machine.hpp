@@ -51,6 +51,14 @@ struct ObjectInfo {
   uint64_t declared_ok = 0;  // declared properties < 63 whose value can exist
   bool other = false;        // some other key can be read
   uint64_t required = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> dependent;  // (trigger bit, bits it needs)
+  // The properties this object must still hold, given those it has.
+  uint64_t required_with(uint64_t seen) const noexcept {
+    uint64_t r = required;
+    for (const auto& [trigger, needs] : dependent)
+      if (seen & trigger) r |= needs;
+    return r;
+  }
 };
 
 // Counts the code points of a JSON string literal as its bytes go by (raw

@@ -444,12 +444,14 @@ void Dfa::finish(const std::vector<std::vector<uint32_t>>& labels) {
   }
 }
 
-Dfa Dfa::intersect(const Dfa& a, const Dfa& b, size_t max_states) {
+// The product automaton of a and b; with `minus`, the strings a accepts and
+// b does not (b's side may die while a's goes on).
+Dfa Dfa::product(const Dfa& a, const Dfa& b, size_t max_states, bool minus) {
   Dfa d;
   std::vector<std::vector<uint32_t>> labels;
   std::map<std::pair<int32_t, int32_t>, int32_t> ids;
   std::vector<std::pair<int32_t, int32_t>> pairs;
-  if (a.start_ >= 0 && b.start_ >= 0) {
+  if (a.start_ >= 0 && (b.start_ >= 0 || minus)) {
     ids[{a.start_, b.start_}] = 0;
     pairs.push_back({a.start_, b.start_});
   }
@@ -459,22 +461,31 @@ Dfa Dfa::intersect(const Dfa& a, const Dfa& b, size_t max_states) {
     for (int c = 0; c < 256; ++c) {
       const int32_t nx = a.next(x, static_cast<uint8_t>(c)),
                     ny = b.next(y, static_cast<uint8_t>(c));
-      if (nx < 0 || ny < 0) continue;
+      if (nx < 0 || (ny < 0 && !minus)) continue;
       auto [it, fresh] = ids.emplace(std::pair{nx, ny}, static_cast<int32_t>(pairs.size()));
       if (fresh) {
         if (pairs.size() >= max_states) {
           throw Error(ErrorCode::kInvalidArgument, "pattern",
-                      "intersection needs more than " + std::to_string(max_states) + " DFA states");
+                      std::string(minus ? "difference" : "intersection") + " needs more than " +
+                          std::to_string(max_states) + " DFA states");
         }
         pairs.push_back({nx, ny});
       }
       d.table_[cur * 256 + static_cast<size_t>(c)] = it->second;
     }
     labels.emplace_back();
-    if (a.accepting(x) && b.accepting(y)) labels.back().push_back(0);
+    if (a.accepting(x) && b.accepting(y) != minus) labels.back().push_back(0);
   }
   d.finish(labels);
   return d;
+}
+
+Dfa Dfa::intersect(const Dfa& a, const Dfa& b, size_t max_states) {
+  return product(a, b, max_states, false);
+}
+
+Dfa Dfa::subtract(const Dfa& a, const Dfa& b, size_t max_states) {
+  return product(a, b, max_states, true);
 }
 
 uint64_t Dfa::fingerprint() const noexcept {

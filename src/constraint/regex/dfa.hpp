@@ -52,6 +52,8 @@ class Dfa {
   static Dfa compile_labeled(std::span<const RegexAlternative> alts, const RegexOptions& opt = {});
   // Strings both accept (product construction); labels are dropped.
   static Dfa intersect(const Dfa& a, const Dfa& b, size_t max_states = 10000);
+  // Strings a accepts and b does not; labels are dropped.
+  static Dfa subtract(const Dfa& a, const Dfa& b, size_t max_states = 10000);
   // No string at all is accepted.
   bool empty() const noexcept { return start_ == kDead; }
 
@@ -88,6 +90,7 @@ class Dfa {
   }
 
  private:
+  static Dfa product(const Dfa& a, const Dfa& b, size_t max_states, bool minus);
   // Labels per state → acceptance, dead-state removal, final states.
   void finish(const std::vector<std::vector<uint32_t>>& labels);
 

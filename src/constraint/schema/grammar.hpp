@@ -52,7 +52,10 @@ struct GrammarNode {
   // Keys matched by several patterns: (pattern indexes, sorted) → node.
   std::vector<std::pair<std::vector<uint32_t>, uint32_t>> pattern_combos;
   std::vector<uint32_t> required;  // indexes into props, all < 64
-  uint32_t additional = kNoNode;   // node for other keys; kNoNode: none allowed
+  // dependentRequired: when property first (< 63) is present, so must the
+  // properties second (< 63) be.
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> dependent;
+  uint32_t additional = kNoNode;  // node for other keys; kNoNode: none allowed
   uint32_t key_dfa = 0;
   uint32_t min_props = 0, max_props = kUnbounded;
   // kArray.

@@ -14,6 +14,7 @@
 #include "constraint/schema/dfa_interner.hpp"
 #include "constraint/schema/formats.hpp"
 #include "constraint/schema/number_ranges.hpp"
+#include "constraint/schema/one_of.hpp"
 #include "constraint/schema/schema_refs.hpp"
 #include "constraint/schema/schema_types.hpp"
 #include "nextok/error.hpp"
@@ -33,9 +34,7 @@ constexpr const char* kUnsupported[] = {"not",
                                         "minContains",
                                         "maxContains",
                                         "propertyNames",
-                                        "dependencies",
                                         "dependentSchemas",
-                                        "dependentRequired",
                                         "unevaluatedProperties",
                                         "unevaluatedItems",
                                         "$dynamicRef",
@@ -70,7 +69,10 @@ class Compiler {
 
  private:
   // --- parts and memo -----------------------------------------------------
-  enum : uint32_t { kAnyOfDone = 1, kOneOfDone = 2 };
+  // kExpanded: the part's $ref and allOf are among the parts already. Without
+  // it, flattening a conjunction again would add the $ref target afresh,
+  // undoing which of its alternatives were distributed.
+  enum : uint32_t { kAnyOfDone = 1, kOneOfDone = 2, kExpanded = 4 };
   struct Part {
     const json* j;
     std::string ptr;  // JSON pointer, for errors
@@ -162,10 +164,15 @@ class Compiler {
       }
       if (!j.is_object())
         fail(ErrorCode::kInvalidArgument, p.ptr, "a schema must be an object or a boolean");
-      const bool dup = std::any_of(out.begin(), out.end(),
-                                   [&](const Part& q) { return q.j == p.j && q.done == p.done; });
+      // A schema twice is the same conjunct: the copy already there has at
+      // least the alternatives distributed that this one has (new parts
+      // come undistributed), and distributing them again changes nothing.
+      const bool dup =
+          std::any_of(out.begin(), out.end(), [&](const Part& q) { return q.j == p.j; });
       if (dup) continue;
       out.push_back(p);
+      out.back().done |= kExpanded;
+      if (p.done & kExpanded) continue;
       if (auto it = j.find("$ref"); it != j.end()) {
         if (!it->is_string())
           fail(ErrorCode::kInvalidArgument, p.ptr + "/$ref", "$ref must be a string");
@@ -213,6 +220,14 @@ class Compiler {
       for (const char* kw : kUnsupported) {
         if (p.j->contains(kw)) unsupported(p.ptr + "/" + kw, std::string("keyword \"") + kw + "\"");
       }
+      if (auto it = p.j->find("dependencies"); it != p.j->end() && it->is_object()) {
+        for (const auto& [k, v] : it->items()) {
+          if (!v.is_array()) {
+            unsupported(p.ptr + "/dependencies/" + pointer_escape(k),
+                        "dependencies with a schema (dependentSchemas)");
+          }
+        }
+      }
       if (auto it = p.j->find("uniqueItems");
           it != p.j->end() && it->is_boolean() && it->get<bool>()) {
         unsupported(p.ptr + "/uniqueItems", "uniqueItems: true");
@@ -238,13 +253,28 @@ class Compiler {
           const uint32_t o = conj(std::move(sub), depth + 1);
           if (!is_never(o) || bit == kOneOfDone) alt.options.push_back(o);
         }
-        if (bit == kOneOfDone && !branches_disjoint(g_, alt.options)) {
-          if (opt_.strict) {
-            fail(ErrorCode::kUnsupported, parts[k].ptr + "/oneOf",
-                 "oneOf branches that may overlap cannot be enforced (use anyOf, or make them "
-                 "disjoint by type, const or required properties)");
+        // A branch still being compiled (recursion) has no shape yet: it
+        // cannot be proven disjoint from the others.
+        const bool pending_branch = std::any_of(alt.options.begin(), alt.options.end(),
+                                                [&](uint32_t o) { return pending_.contains(o); });
+        if (bit == kOneOfDone && (pending_branch || !branches_disjoint(g_, alt.options))) {
+          OneOfContext oc{
+              g_,
+              sd_,
+              pending_,
+              [&](std::shared_ptr<const Dfa> d) { return add_dfa(std::move(d), false); },
+              [&](GrammarNode n) { return add(std::move(n)); },
+              std::min<size_t>(opt_.max_dfa_states, 20000)};
+          if (auto exclusive = exclusive_branches(oc, alt.options)) {
+            alt.options = std::move(*exclusive);
+          } else {
+            if (opt_.strict) {
+              fail(ErrorCode::kUnsupported, parts[k].ptr + "/oneOf",
+                   "oneOf branches that may overlap cannot be enforced (use anyOf, or make them "
+                   "disjoint by type, const or required properties)");
+            }
+            warnings_.push_back(parts[k].ptr + "/oneOf: enforced as anyOf");
           }
-          warnings_.push_back(parts[k].ptr + "/oneOf: enforced as anyOf");
         }
         std::erase_if(alt.options, [&](uint32_t o) { return is_never(o); });
         if (alt.options.empty()) return {};
@@ -592,8 +622,33 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
   // Declared names, in order of first appearance; required ones first so
   // that they fit the matcher's 64-bit seen set.
   std::vector<std::string> names, required;
+  // dependentRequired (and dependencies' array form): name → names it needs.
+  std::vector<std::pair<std::string, std::vector<std::string>>> needs;
   const Part* with_patterns = nullptr;
+  auto declare = [&](const std::string& k) {
+    if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+  };
   for (const auto& p : parts) {
+    for (const char* kw : {"dependentRequired", "dependencies"}) {
+      auto it = p.j->find(kw);
+      if (it == p.j->end()) continue;
+      if (!it->is_object())
+        fail(ErrorCode::kInvalidArgument, p.ptr + "/" + kw, std::string(kw) + " must be an object");
+      for (const auto& [k, v] : it->items()) {
+        if (!v.is_array()) continue;  // a schema: refused in build()
+        std::vector<std::string> list;
+        for (const auto& r : v) {
+          if (!r.is_string()) {
+            fail(ErrorCode::kInvalidArgument, p.ptr + "/" + kw + "/" + pointer_escape(k),
+                 "dependent names must be strings");
+          }
+          list.push_back(r.get<std::string>());
+          declare(list.back());
+        }
+        declare(k);
+        needs.push_back({k, std::move(list)});
+      }
+    }
     if (auto it = p.j->find("properties"); it != p.j->end()) {
       if (!it->is_object())
         fail(ErrorCode::kInvalidArgument, p.ptr + "/properties", "properties must be an object");
@@ -637,6 +692,26 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
   if (required.size() > 64) {
     unsupported(parts[0].ptr + "/required", "more than 64 required properties");
   }
+  // A required name's dependents are required too.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [k, list] : needs) {
+      if (std::find(required.begin(), required.end(), k) == required.end()) continue;
+      for (const auto& r : list) {
+        if (std::find(required.begin(), required.end(), r) != required.end()) continue;
+        required.push_back(r);
+        grew = true;
+      }
+    }
+  }
+  auto in_needs = [&](const std::string& k) {
+    return std::any_of(needs.begin(), needs.end(), [&](const auto& d) {
+      return d.first == k || std::find(d.second.begin(), d.second.end(), k) != d.second.end();
+    });
+  };
+  // Required names first, then those in dependencies: they need seen bits.
+  std::stable_partition(names.begin(), names.end(),
+                        [&](const std::string& k) { return in_needs(k); });
   std::stable_partition(names.begin(), names.end(), [&](const std::string& k) {
     return std::find(required.begin(), required.end(), k) != required.end();
   });
@@ -677,6 +752,28 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
       n.required.push_back(static_cast<uint32_t>(n.props.size()));
     }
     n.props.push_back({k, v});
+  }
+  if (!needs.empty()) {
+    if (n.max_props != kUnbounded) {
+      unsupported(parts[0].ptr + "/dependentRequired", "dependentRequired with maxProperties");
+    }
+    auto index = [&](const std::string& k) {
+      const auto at =
+          static_cast<uint32_t>(std::find(names.begin(), names.end(), k) - names.begin());
+      if (at >= 63)
+        unsupported(parts[0].ptr + "/dependentRequired", "more than 63 dependent names");
+      return at;
+    };
+    for (const auto& [k, list] : needs) {
+      std::vector<uint32_t> idx;
+      for (const auto& r : list) idx.push_back(index(r));
+      const uint32_t trigger = index(k);
+      // A name whose dependents cannot exist cannot appear either.
+      if (std::any_of(idx.begin(), idx.end(),
+                      [&](uint32_t i) { return is_never(n.props[i].node); }))
+        n.props[trigger].node = never();
+      n.dependent.push_back({trigger, std::move(idx)});
+    }
   }
   // Other keys: every part's additionalProperties (or a pattern's schema).
   std::vector<Part> other;

@@ -1,0 +1,138 @@
+#include "constraint/schema/one_of.hpp"
+
+#include <algorithm>
+
+#include "constraint/schema/schema_types.hpp"
+#include "nextok/error.hpp"
+
+namespace nextok::constraint {
+
+namespace {
+
+// Leaf, object and array options of a node through nested anyOf; false when
+// a node is still being compiled (its shape is not known yet).
+bool flatten(const OneOfContext& c, uint32_t node, std::vector<uint32_t>& out, int depth) {
+  if (c.pending.contains(node) || depth > 64) return false;
+  const GrammarNode& n = c.g.nodes[node];
+  if (n.kind == NodeKind::kAnyOf) {
+    for (uint32_t o : n.options)
+      if (!flatten(c, o, out, depth + 1)) return false;
+  } else if (n.kind != NodeKind::kNever && std::find(out.begin(), out.end(), node) == out.end()) {
+    out.push_back(node);
+  }
+  return true;
+}
+
+// JSON strings whose characters are spelled the way pattern, format and enum
+// DFAs spell them (raw UTF-8, the escapes JSON requires): with no set that
+// spans every code point, no \uXXXX spelling of a printable character.
+const Dfa& plain_spelled_strings() {
+  static const Dfa d = [] {
+    RegexOptions o;
+    o.json_string = true;
+    return Dfa::compile("(?:[^a]|a)*", o);
+  }();
+  return d;
+}
+
+const Dfa& plain_decimals() {
+  static const Dfa d = Dfa::compile(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?)");
+  return d;
+}
+
+// a minus the texts whose values leaf b matches, covering every spelling of
+// those values that the result keeps; nullopt when that cannot be made exact.
+std::optional<Dfa> without(const OneOfContext& c, const Dfa& a, const GrammarNode& b) {
+  const Dfa& bd = *c.g.dfas[b.dfa];
+  const int id = c.sd.id_of(&bd);
+  bool literal = true;  // true, false and null have one spelling each
+  for (int x = 0; x < 256; ++x)
+    literal &= bd.next(bd.start(), static_cast<uint8_t>(x)) < 0 || x == 't' || x == 'f' || x == 'n';
+  if (literal || id == 1) return Dfa::subtract(a, bd, c.max_states);  // or: every number
+  if (id == 2 || id == 6) {  // integers: every plain spelling of an integer value
+    return Dfa::subtract(Dfa::intersect(a, plain_decimals(), c.max_states), bd, c.max_states);
+  }
+  if (bd.next(bd.start(), '"') >= 0 && !b.counts_chars) {
+    // Strings b spells at least as every plain spelling; keep only those.
+    return Dfa::subtract(Dfa::intersect(a, plain_spelled_strings(), c.max_states), bd,
+                         c.max_states);
+  }
+  return std::nullopt;
+}
+
+bool overlap(const Dfa& a, const Dfa& b, size_t max_states) {
+  try {
+    return !Dfa::intersect(a, b, max_states).empty();
+  } catch (const Error&) {
+    return true;
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<uint32_t>> exclusive_branches(OneOfContext& c,
+                                                        const std::vector<uint32_t>& branches) {
+  std::vector<std::vector<uint32_t>> opts(branches.size());
+  for (size_t i = 0; i < branches.size(); ++i)
+    if (!flatten(c, branches[i], opts[i], 0)) return std::nullopt;
+  // Each leaf's remaining language, against the other branches' original
+  // leaves (a value matching both must go from both); null = unchanged.
+  std::vector<std::vector<std::shared_ptr<const Dfa>>> rest(branches.size());
+  try {
+    for (size_t i = 0; i < branches.size(); ++i) {
+      for (uint32_t o : opts[i]) {
+        const GrammarNode& leaf = c.g.nodes[o];
+        std::shared_ptr<const Dfa> cur;
+        if (leaf.kind == NodeKind::kLeaf) {
+          for (size_t j = 0; j < branches.size(); ++j) {
+            for (uint32_t q : j == i ? std::vector<uint32_t>{} : opts[j]) {
+              const GrammarNode& other = c.g.nodes[q];
+              const Dfa& now = cur ? *cur : *c.g.dfas[leaf.dfa];
+              if (other.kind != NodeKind::kLeaf ||
+                  !overlap(now, *c.g.dfas[other.dfa], c.max_states))
+                continue;
+              std::optional<Dfa> r = without(c, now, other);
+              if (!r) return std::nullopt;
+              cur = std::make_shared<const Dfa>(std::move(*r));
+            }
+          }
+        }
+        rest[i].push_back(std::move(cur));
+      }
+    }
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kInvalidArgument) throw;
+    return std::nullopt;  // a product past the state budget: keep the strict error
+  }
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < branches.size(); ++i) {
+    if (std::all_of(rest[i].begin(), rest[i].end(), [](const auto& d) { return !d; })) {
+      out.push_back(branches[i]);
+      continue;
+    }
+    std::vector<uint32_t> kept;
+    for (size_t k = 0; k < opts[i].size(); ++k) {
+      if (!rest[i][k]) {
+        kept.push_back(opts[i][k]);
+      } else if (!rest[i][k]->empty()) {
+        GrammarNode n = c.g.nodes[opts[i][k]];
+        n.dfa = c.add_dfa(rest[i][k]);
+        kept.push_back(c.add_node(std::move(n)));
+      }
+    }
+    GrammarNode alt;  // kNever when nothing is left
+    if (kept.size() == 1) {
+      out.push_back(kept[0]);
+      continue;
+    }
+    if (!kept.empty()) {
+      alt.kind = NodeKind::kAnyOf;
+      alt.options = std::move(kept);
+    }
+    out.push_back(c.add_node(std::move(alt)));
+  }
+  if (!branches_disjoint(c.g, out)) return std::nullopt;
+  return out;
+}
+
+}  // namespace nextok::constraint
