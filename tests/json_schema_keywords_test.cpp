@@ -268,6 +268,34 @@ TEST(JsonSchemaKeywords, DependentRequired) {
             "unsupported /dependencies/a");
 }
 
+// not in the forms enforced exactly: types, scalar values, property sets.
+TEST(JsonSchemaKeywords, Not) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"not":{"type":"null"}})", {"1", R"("a")", "{}", "[]", "true"}, {"null"});
+  expect_schema(R"({"not":{"type":["string","number"],"description":"d"}})", {"null", "{}"},
+                {R"("a")", "1", "1.5"});
+  expect_schema(R"({"type":"string","not":{"enum":["admin","root"]}})",
+                {R"("adm")", R"("admins")", R"("x")"},
+                {R"("admin")", R"("root")", R"("\u0061dmin")", R"("adm\u0069n")"});
+  expect_schema(R"({"type":"integer","not":{"const":3}})", {"2", "4", "30"}, {"3", "3.0", "3.00"});
+  expect_schema(R"({"not":{"enum":[null,false,1.5]}})", {"true", "1", R"("x")"},
+                {"null", "false", "1.5", "1.50"});
+  EXPECT_EQ(schema_error(R"({"not":{}})"), "invalid_argument /");  // nothing satisfies it
+  expect_schema(R"({"not":{"not":{"type":"integer","minimum":2}}})", {"2", "7"}, {"1", R"("a")"});
+  // Property sets that may not all be present.
+  expect_schema(R"({"type":"object","not":{"required":["a"]}})", {"{}", R"({"b":1})"},
+                {R"({"a":1})", R"({"b":1,"a":2})"});
+  expect_schema(R"({"type":"object","not":{"required":["a","b"]}})",
+                {"{}", R"({"a":1})", R"({"b":1,"c":2})"}, {R"({"a":1,"b":2})", R"({"b":1,"a":2})"});
+  expect_schema(R"({"not":{"anyOf":[{"required":["a"]},{"required":["b"]}]}})",
+                {"{}", R"({"c":1})", "1"}, {R"({"a":1})", R"({"b":1})"});
+  expect_schema(R"({"required":["a"],"not":{"required":["a"]}})", {"1"}, {"{}", R"({"a":1})"});
+  EXPECT_EQ(schema_error(R"({"not":{"type":"integer"}})"), "unsupported /not");
+  EXPECT_EQ(schema_error(R"({"not":{"enum":[{"a":1}]}})"), "unsupported /not");
+  EXPECT_EQ(schema_error(R"({"not":{"required":["a"],"properties":{"a":{}}}})"),
+            "unsupported /not");
+}
+
 TEST(JsonSchemaKeywords, AllOf) {
   SCHEMA_TEST_NEEDS_LLAMA();
   expect_schema(R"({"allOf":[{"properties":{"a":{"type":"integer"}},"required":["a"]},
@@ -504,7 +532,7 @@ TEST(JsonSchemaKeywords, MultipleOf) {
 
 TEST(JsonSchemaKeywords, StrictModeRejectsUnenforcedKeywords) {
   SCHEMA_TEST_NEEDS_LLAMA();
-  EXPECT_EQ(schema_error(R"({"not":{"type":"string"}})"), "unsupported /not");
+  EXPECT_EQ(schema_error(R"({"not":{"minimum":3}})"), "unsupported /not");
   EXPECT_EQ(schema_error(R"({"if":{},"then":{}})"), "unsupported /if");
   EXPECT_EQ(schema_error(R"({"type":"array","contains":{"type":"integer"}})"),
             "unsupported /contains");
@@ -513,12 +541,11 @@ TEST(JsonSchemaKeywords, StrictModeRejectsUnenforcedKeywords) {
   EXPECT_EQ(schema_error(R"({"unevaluatedProperties":false})"),
             "unsupported /unevaluatedProperties");
   EXPECT_EQ(schema_error(R"({"type":"array","uniqueItems":true})"), "unsupported /uniqueItems");
-  EXPECT_EQ(schema_error(R"({"properties":{"a b/c":{"not":{}}}})"),
+  EXPECT_EQ(schema_error(R"({"properties":{"a b/c":{"not":{"pattern":"x"}}}})"),
             "unsupported /properties/a b~1c/not");
   EXPECT_EQ(schema_error(R"j({"type":"string","pattern":"(?=a)"})j"), "unsupported /pattern");
   // Lenient mode ignores them with one warning each.
-  const auto g =
-      compile(R"({"not":{"type":"string"},"type":"array","uniqueItems":true})", lenient());
+  const auto g = compile(R"({"not":{"maxItems":3},"type":"array","uniqueItems":true})", lenient());
   EXPECT_EQ(g->warnings().size(), 2u);
   schema_test::expect_texts(g, {"[1,1]"}, {R"("x")"});
   // uniqueItems false constrains nothing.

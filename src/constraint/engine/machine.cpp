@@ -227,6 +227,11 @@ ObjectInfo Machine::object_info(const Grammar& g, const GrammarNode& obj) {
     for (uint32_t r : needs) bits |= uint64_t{1} << r;
     info.dependent.push_back({uint64_t{1} << trigger, bits});
   }
+  for (const auto& set : obj.forbidden) {
+    uint64_t bits = 0;
+    for (uint32_t r : set) bits |= uint64_t{1} << r;
+    info.forbidden.push_back(bits);
+  }
   return info;
 }
 
@@ -249,12 +254,12 @@ bool Machine::whitespace(Frame& f, uint8_t b) const noexcept {
 bool Machine::key_available(const Frame& obj) const noexcept {
   if (obj.n >= g_.nodes[obj.node].max_props) return false;
   const ObjectInfo& info = info_[obj.node];
-  return info.other || (info.declared_ok & ~obj.seen) != 0;
+  return info.other || (info.declared_ok & ~obj.seen & ~info.blocked(obj.seen)) != 0;
 }
 
 uint64_t Machine::available_keys(const Frame& obj) const noexcept {
   const ObjectInfo& info = info_[obj.node];
-  return (info.declared_ok & ~obj.seen) | (info.other ? kOtherBit : 0);
+  return (info.declared_ok & ~obj.seen & ~info.blocked(obj.seen)) | (info.other ? kOtherBit : 0);
 }
 
 bool Machine::leaf_advance(const Frame* below, Frame& top, uint8_t b, int32_t q2) const noexcept {
@@ -337,6 +342,7 @@ bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
   }
   if (value == kNoNode || g_.nodes[value].kind == NodeKind::kNever || (parent.seen & bit))
     return false;
+  if (bit & info_[parent.node].blocked(parent.seen)) return false;
   parent.seen |= bit;
   ++parent.n;
   if (parent.n > obj.max_props) return false;

@@ -52,6 +52,16 @@ struct ObjectInfo {
   bool other = false;        // some other key can be read
   uint64_t required = 0;
   std::vector<std::pair<uint64_t, uint64_t>> dependent;  // (trigger bit, bits it needs)
+  std::vector<uint64_t> forbidden;                       // sets that may not all be seen
+  // Declared properties that would complete a forbidden set.
+  uint64_t blocked(uint64_t seen) const noexcept {
+    uint64_t b = 0;
+    for (uint64_t f : forbidden) {
+      const uint64_t missing = f & ~seen;
+      if ((missing & (missing - 1)) == 0) b |= missing;  // one left (or none)
+    }
+    return b;
+  }
   // The properties this object must still hold, given those it has.
   uint64_t required_with(uint64_t seen) const noexcept {
     uint64_t r = required;

@@ -55,6 +55,8 @@ struct GrammarNode {
   // dependentRequired: when property first (< 63) is present, so must the
   // properties second (< 63) be.
   std::vector<std::pair<uint32_t, std::vector<uint32_t>>> dependent;
+  // not: {required}: property sets (indexes < 63) that may not all be present.
+  std::vector<std::vector<uint32_t>> forbidden;
   uint32_t additional = kNoNode;  // node for other keys; kNoNode: none allowed
   uint32_t key_dfa = 0;
   uint32_t min_props = 0, max_props = kUnbounded;

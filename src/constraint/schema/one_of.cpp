@@ -23,9 +23,8 @@ bool flatten(const OneOfContext& c, uint32_t node, std::vector<uint32_t>& out, i
   return true;
 }
 
-// JSON strings whose characters are spelled the way pattern, format and enum
-// DFAs spell them (raw UTF-8, the escapes JSON requires): with no set that
-// spans every code point, no \uXXXX spelling of a printable character.
+}  // namespace
+
 const Dfa& plain_spelled_strings() {
   static const Dfa d = [] {
     RegexOptions o;
@@ -39,6 +38,8 @@ const Dfa& plain_decimals() {
   static const Dfa d = Dfa::compile(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?)");
   return d;
 }
+
+namespace {
 
 // a minus the texts whose values leaf b matches, covering every spelling of
 // those values that the result keeps; nullopt when that cannot be made exact.

@@ -25,6 +25,16 @@ struct OneOfContext {
   size_t max_states;
 };
 
+// JSON strings whose characters are spelled the way pattern, format and enum
+// DFAs spell them (raw UTF-8, the escapes JSON requires): with no set that
+// spans every code point, no \uXXXX spelling of a printable character. A
+// value such a DFA matches has all its spellings of this kind in it, so
+// subtracting it from a DFA cut down to these spellings removes the value.
+const Dfa& plain_spelled_strings();
+// Number texts without exponent: every value's spellings of this kind are
+// in the integer DFA and in number_spellings() of that value.
+const Dfa& plain_decimals();
+
 // The branches made pairwise disjoint, or nullopt when an overlap cannot be
 // removed exactly (objects or arrays that may both match, strings with
 // length bounds, numbers whose spellings the subtraction cannot cover).

@@ -15,6 +15,7 @@
 #include "constraint/schema/formats.hpp"
 #include "constraint/schema/number_ranges.hpp"
 #include "constraint/schema/one_of.hpp"
+#include "constraint/schema/schema_not.hpp"
 #include "constraint/schema/schema_refs.hpp"
 #include "constraint/schema/schema_types.hpp"
 #include "nextok/error.hpp"
@@ -26,8 +27,7 @@ namespace {
 using json = nlohmann::json;
 
 // Keywords that constrain but are not enforced: strict mode rejects them.
-constexpr const char* kUnsupported[] = {"not",
-                                        "if",
+constexpr const char* kUnsupported[] = {"if",
                                         "then",
                                         "else",
                                         "contains",
@@ -179,6 +179,10 @@ class Compiler {
         auto [target, where] = refs_.resolve(it->get<std::string>(), p.j, p.ptr);
         parts.push_back({target, where, 0});
       }
+      // not: {not: s} is s.
+      if (auto it = j.find("not"); it != j.end() && negation_of(*it, p.ptr + "/not").twice) {
+        parts.push_back({&(*it)["not"], p.ptr + "/not/not", 0});
+      }
       if (auto it = j.find("allOf"); it != j.end()) {
         if (!it->is_array() || it->empty()) {
           fail(ErrorCode::kInvalidArgument, p.ptr + "/allOf", "allOf must be a non-empty array");
@@ -219,6 +223,11 @@ class Compiler {
     for (auto& p : parts) {
       for (const char* kw : kUnsupported) {
         if (p.j->contains(kw)) unsupported(p.ptr + "/" + kw, std::string("keyword \"") + kw + "\"");
+      }
+      if (auto it = p.j->find("not"); it != p.j->end()) {
+        const Negation neg = negation_of(*it, p.ptr + "/not");
+        if (!neg.unsupported.empty()) unsupported(p.ptr + "/not", neg.unsupported);
+        if (neg.everything) return {};
       }
       if (auto it = p.j->find("dependencies"); it != p.j->end() && it->is_object()) {
         for (const auto& [k, v] : it->items()) {
@@ -285,6 +294,26 @@ class Compiler {
   }
 
   GrammarNode plain(std::vector<Part>& parts, size_t depth);
+  // The enforceable `not` forms of the parts (unsupported ones were reported).
+  std::vector<Negation> negations(const std::vector<Part>& parts) const {
+    std::vector<Negation> out;
+    for (const auto& p : parts) {
+      if (auto it = p.j->find("not"); it != p.j->end()) {
+        Negation neg = negation_of(*it, p.ptr + "/not");
+        if (neg.unsupported.empty()) out.push_back(std::move(neg));
+      }
+    }
+    return out;
+  }
+  static bool excluded(const std::vector<Negation>& negs, const json& v) {
+    return std::any_of(negs.begin(), negs.end(), [&](const Negation& n) {
+      return std::find(n.values.begin(), n.values.end(), v) != n.values.end();
+    });
+  }
+  // d without the texts of the scalars `not` excludes (of d's kind), keeping
+  // only spellings the subtraction covers; d itself when none apply.
+  std::shared_ptr<const Dfa> without_excluded(std::shared_ptr<const Dfa> d, bool strings,
+                                              const std::vector<Negation>& negs, bool& shared);
   std::vector<uint32_t> enum_options(std::vector<Part>& parts, unsigned types, const json& values);
   uint32_t const_node(const json& v);
   InternedDfa pattern_dfa(const std::string& pattern, bool search, const std::string& ptr);
@@ -367,15 +396,21 @@ GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
       values = &common;
     }
   }
+  const std::vector<Negation> negs = negations(parts);
+  for (const auto& n : negs) types &= ~n.types;
   if (types & kInteger && types & kNumber) types &= ~kInteger;  // integer ⊂ number
   std::vector<uint32_t> options;
   if (values) {
-    options = enum_options(parts, types, *values);
+    json keep = json::array();
+    for (const auto& v : *values)
+      if (!excluded(negs, v)) keep.push_back(v);
+    common = std::move(keep);
+    options = enum_options(parts, types, common);
   } else {
-    if (types & kNull) options.push_back(leaf(kNullDfa));
+    if (types & kNull && !excluded(negs, nullptr)) options.push_back(leaf(kNullDfa));
     if (types & kBoolean) {
-      options.push_back(leaf(kTrueDfa));
-      options.push_back(leaf(kFalseDfa));
+      if (!excluded(negs, true)) options.push_back(leaf(kTrueDfa));
+      if (!excluded(negs, false)) options.push_back(leaf(kFalseDfa));
     }
     if (types & kString) options.push_back(string_node(parts, nullptr));
     if (types & (kNumber | kInteger)) options.push_back(number_node(parts, !(types & kNumber)));
@@ -529,6 +564,18 @@ uint32_t Compiler::string_node(std::vector<Part>& parts, const Dfa* literal) {
       max_chars = std::min(max_chars, count_of(*it, p.ptr + "/maxLength"));
     }
   }
+  if (!literal) {
+    const std::vector<Negation> negs = negations(parts);
+    if (!negs.empty()) {
+      bool from_std = !d;
+      if (!d) d = sd_.string;
+      std::shared_ptr<const Dfa> rest = without_excluded(d, true, negs, shared);
+      if (rest == d && from_std)
+        d = nullptr;  // nothing excluded: the standard DFA
+      else
+        d = std::move(rest);
+    }
+  }
   if (min_chars > max_chars || (d && d->empty())) return never();
   if (d && (min_chars > 0 || max_chars != kUnbounded)) {
     // The pattern and the lengths together may admit no string at all.
@@ -566,7 +613,12 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
       unsupported(p.ptr + "/multipleOf", "multipleOf " + it->dump());
     }
   }
-  if (!bounded && !multiple_re)
+  const std::vector<Negation> negs = negations(parts);
+  const bool excludes = std::any_of(negs.begin(), negs.end(), [](const Negation& n) {
+    return std::any_of(n.values.begin(), n.values.end(),
+                       [](const json& v) { return v.is_number(); });
+  });
+  if (!bounded && !multiple_re && !excludes)
     return leaf(integer ? (draft4_ ? kStrictIntegerDfa : kIntegerDfa) : kNumberDfa);
   RegexOptions ro;
   ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
@@ -587,8 +639,36 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
     d = std::make_shared<const Dfa>(Dfa::intersect(*d, *sd_.integer_strict, ro.max_states));
     x.shared = false;
   }
+  d = without_excluded(std::move(d), false, negs, x.shared);
   if (d->empty()) return never();
   return leaf(add_dfa(std::move(d), x.shared));
+}
+
+std::shared_ptr<const Dfa> Compiler::without_excluded(std::shared_ptr<const Dfa> d, bool strings,
+                                                      const std::vector<Negation>& negs,
+                                                      bool& shared) {
+  std::vector<std::string> texts;
+  for (const auto& n : negs) {
+    for (const auto& v : n.values) {
+      if (strings && v.is_string()) texts.push_back(v.get<std::string>());
+      if (!strings && v.is_number()) {
+        const double x = v.get<double>();
+        texts.push_back(number_spellings(v, x == std::floor(x)));
+      }
+    }
+  }
+  if (texts.empty()) return d;
+  std::vector<RegexAlternative> alts;
+  for (const auto& t : texts) alts.push_back({t, strings});
+  RegexOptions ro;
+  ro.json_string = strings;
+  ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
+  const Dfa gone = Dfa::compile_labeled(alts, ro);
+  // Keep only spellings whose every variant `gone` lists (see one_of.hpp).
+  const Dfa& plain = strings ? plain_spelled_strings() : plain_decimals();
+  shared = false;
+  return std::make_shared<const Dfa>(
+      Dfa::subtract(Dfa::intersect(*d, plain, ro.max_states), gone, ro.max_states));
 }
 
 // --- containers ------------------------------------------------------------
@@ -628,6 +708,10 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
   auto declare = [&](const std::string& k) {
     if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
   };
+  const std::vector<Negation> negs = negations(parts);
+  for (const auto& neg : negs)
+    for (const auto& set : neg.forbidden)
+      for (const auto& k : set) declare(k);
   for (const auto& p : parts) {
     for (const char* kw : {"dependentRequired", "dependencies"}) {
       auto it = p.j->find(kw);
@@ -705,9 +789,15 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
     }
   }
   auto in_needs = [&](const std::string& k) {
-    return std::any_of(needs.begin(), needs.end(), [&](const auto& d) {
-      return d.first == k || std::find(d.second.begin(), d.second.end(), k) != d.second.end();
+    const bool in_forbidden = std::any_of(negs.begin(), negs.end(), [&](const Negation& ng) {
+      return std::any_of(ng.forbidden.begin(), ng.forbidden.end(), [&](const auto& f) {
+        return f.size() > 1 && std::find(f.begin(), f.end(), k) != f.end();
+      });
     });
+    return in_forbidden || std::any_of(needs.begin(), needs.end(), [&](const auto& d) {
+             return d.first == k ||
+                    std::find(d.second.begin(), d.second.end(), k) != d.second.end();
+           });
   };
   // Required names first, then those in dependencies: they need seen bits.
   std::stable_partition(names.begin(), names.end(),
@@ -752,6 +842,27 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
       n.required.push_back(static_cast<uint32_t>(n.props.size()));
     }
     n.props.push_back({k, v});
+  }
+  // not: {required: [...]}: a lone name is forbidden; a larger set may not
+  // be complete.
+  for (const auto& neg : negs) {
+    for (const auto& set : neg.forbidden) {
+      std::vector<uint32_t> idx;
+      for (const auto& k : set)
+        idx.push_back(
+            static_cast<uint32_t>(std::find(names.begin(), names.end(), k) - names.begin()));
+      const bool all_required = std::all_of(idx.begin(), idx.end(), [&](uint32_t i) {
+        return std::find(n.required.begin(), n.required.end(), i) != n.required.end();
+      });
+      if (all_required) return never();
+      if (idx.size() == 1) {
+        n.props[idx[0]].node = never();
+      } else if (std::any_of(idx.begin(), idx.end(), [](uint32_t i) { return i >= 63; })) {
+        unsupported(parts[0].ptr + "/not", "not: {required} over more than 63 names");
+      } else {
+        n.forbidden.push_back(std::move(idx));
+      }
+    }
   }
   if (!needs.empty()) {
     if (n.max_props != kUnbounded) {

@@ -1,0 +1,123 @@
+#include "constraint/schema/schema_not.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "constraint/schema/schema_types.hpp"
+#include "nextok/error.hpp"
+
+namespace nextok::constraint {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Keywords that constrain nothing, allowed beside the negated one.
+bool annotation(const std::string& k) {
+  static const char* kAnnotations[] = {"title",   "description", "$comment", "examples",
+                                       "default", "deprecated",  "readOnly", "writeOnly",
+                                       "$id",     "$schema",     "$anchor",  "errorMessage"};
+  return std::any_of(std::begin(kAnnotations), std::end(kAnnotations),
+                     [&](const char* a) { return k == a; });
+}
+
+// The one constraining keyword of s, or "" when there are none or several.
+std::string sole_keyword(const json& s) {
+  std::string found;
+  for (const auto& [k, v] : s.items()) {
+    if (annotation(k)) continue;
+    if (!found.empty()) return "+";
+    found = k;
+  }
+  return found;
+}
+
+// A `required` list as a set of names; false when it is not one.
+bool names_of(const json& s, std::vector<std::string>& out) {
+  if (!s.is_object() || sole_keyword(s) != "required" || !s["required"].is_array()) return false;
+  for (const auto& r : s["required"]) {
+    if (!r.is_string()) return false;
+    out.push_back(r.get<std::string>());
+  }
+  return true;
+}
+
+// A number JSON Schema would count equal to other spellings the engine's
+// number spellings cover (plain decimal); exponent texts are not.
+bool plain_number(const json& v) {
+  const double d = v.get<double>();
+  if (v.is_number_integer() || v.is_number_unsigned()) return std::abs(d) < 9007199254740992.0;
+  if (std::isfinite(d) && d == std::floor(d) && std::abs(d) < 9007199254740992.0) return true;
+  return v.dump().find_first_of("eE") == std::string::npos;
+}
+
+}  // namespace
+
+Negation negation_of(const json& n, const std::string& ptr) {
+  Negation out;
+  if (n.is_boolean()) {
+    out.everything = n.get<bool>();
+    return out;
+  }
+  if (!n.is_object()) {
+    throw Error(ErrorCode::kInvalidArgument, ptr,
+                "schema at " + ptr + ": a schema must be an object or a boolean");
+  }
+  const std::string kw = sole_keyword(n);
+  if (kw.empty()) {
+    out.everything = true;  // not: {} — every value matches {}
+  } else if (kw == "not") {
+    out.twice = true;
+  } else if (kw == "type") {
+    out.types = parse_types(n["type"], ptr + "/type");
+    // Excluding integers from numbers leaves fractions, a set of spellings
+    // that is not kept apart here.
+    if ((out.types & kInteger) && !(out.types & kNumber)) out.unsupported = "not: {type: integer}";
+  } else if (kw == "enum" || kw == "const") {
+    const json list = kw == "const" ? json::array({n["const"]}) : n["enum"];
+    if (!list.is_array())
+      throw Error(ErrorCode::kInvalidArgument, ptr + "/enum", "enum must be an array");
+    for (const auto& v : list) {
+      if (v.is_object() || v.is_array()) {
+        out.unsupported = "not: {enum} with objects or arrays";
+      } else if (v.is_number() && !plain_number(v)) {
+        out.unsupported = "not: {enum} with exponent numbers";
+      }
+      out.values.push_back(v);
+    }
+  } else if (kw == "required") {
+    out.forbidden.emplace_back();
+    if (!names_of(n, out.forbidden.back()))
+      out.unsupported = "not: {required} that is not a list of names";
+  } else if (kw == "anyOf" || kw == "allOf") {
+    // not anyOf(required Ri) = no Ri complete; not allOf(required Ri) = not their union.
+    const json& list = n[kw];
+    std::vector<std::string> all;
+    for (const auto& s : list.is_array() ? list : json::array()) {
+      std::vector<std::string> names;
+      if (!names_of(s, names)) {
+        out.unsupported = "not: {" + kw + "} of anything but required lists";
+        break;
+      }
+      if (kw == "anyOf") out.forbidden.push_back(names);
+      all.insert(all.end(), names.begin(), names.end());
+    }
+    if (!list.is_array() || list.empty()) out.unsupported = "not: {" + kw + "} that is not a list";
+    if (kw == "allOf") out.forbidden.push_back(all);
+  } else {
+    out.unsupported = "not: {" + (kw == "+" ? std::string("several keywords") : kw) + "}";
+  }
+  for (auto& f : out.forbidden) {
+    std::sort(f.begin(), f.end());
+    f.erase(std::unique(f.begin(), f.end()), f.end());
+  }
+  // not: {required: []} holds for every object, so nothing is allowed.
+  if (std::any_of(out.forbidden.begin(), out.forbidden.end(),
+                  [](const auto& f) { return f.empty(); }) &&
+      out.unsupported.empty()) {
+    out.unsupported = "not: {required: []}";
+  }
+  return out;
+}
+
+}  // namespace nextok::constraint

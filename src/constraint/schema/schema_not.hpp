@@ -1,0 +1,26 @@
+// `not` in the forms that can be enforced exactly: excluded types
+// (not: {type}), excluded scalar values (not: {enum} / {const}) and
+// property sets that must not all be present (not: {required}, and their
+// anyOf / allOf combinations). Other forms are reported unsupported.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace nextok::constraint {
+
+struct Negation {
+  bool everything = false;  // not: {} or not: true — no value at all
+  unsigned types = 0;       // type bits (schema_types.hpp) no value may have
+  nlohmann::json values = nlohmann::json::array();  // scalars no value may equal
+  // Each set: the object must not hold all of these properties.
+  std::vector<std::vector<std::string>> forbidden;
+  bool twice = false;       // not: {not: s} — the value must match s (a conjunct)
+  std::string unsupported;  // non-empty: this form cannot be enforced (why)
+};
+
+// What `not: n` excludes; `ptr` points at the `not` for errors.
+Negation negation_of(const nlohmann::json& n, const std::string& ptr);
+
+}  // namespace nextok::constraint
