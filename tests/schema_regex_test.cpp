@@ -546,6 +546,20 @@ TEST(SchemaRegexFormats, ValidAndInvalidExamples) {
             "a:", "tag:example.com,2024:x"},
            {"example.com", "/relative/path", "1http://x", "http://exa mple.com",
             "http://example.com/%zz", "http://[::1", "http://ex<ample>.com", ""}},
+          {"uri-reference",
+           {"https://example.com/a?b#c", "/relative/path", "a/b", "../x", "?q=1", "#frag", "",
+            "//host/p", "a:b", "p%20q"},
+           {"1http://x", ":a", "a b", "http://exa mple.com", "%zz", "x<y"}},
+          {"json-pointer",
+           {"", "/", "/a", "/a/b~0c/~1d", "/0/1", "//", "/é"},
+           {"a", "/a~", "/a~2", "~0", "#/a"}},
+          {"relative-json-pointer",
+           {"0#", "1/a", "10/b~1c", "0/", "120#"},
+           {"", "01/a", "/a", "a", "1~", "-1/a", "1#/a", "100/a"}},
+          {"uri-template",
+           {"http://example.com/{id}", "/users/{user_id}/posts{?page,per_page}", "{+path}/here",
+            "{var:3}", "{list*}", "plain", "", "{a.b}", "%20{x}"},
+           {"{", "}", "{}", "{a b}", "{a:0}", "{a:10000}", "{=x}", "a b", "{a,}", "%zz", "a|b"}},
           {"uuid",
            {"550e8400-e29b-41d4-a716-446655440000", "00000000-0000-0000-0000-000000000000",
             "550E8400-E29B-41D4-A716-446655440000"},
@@ -562,7 +576,7 @@ TEST(SchemaRegexFormats, ValidAndInvalidExamples) {
   }
   EXPECT_EQ(format_regex("idn-hostname"), format_regex("hostname"));
   EXPECT_EQ(format_regex("idn-email"), format_regex("email"));
-  for (const char* f : {"regex", "duration", "iri", "json-pointer", "Date", ""}) {
+  for (const char* f : {"regex", "duration", "iri", "iri-reference", "Date", ""}) {
     EXPECT_FALSE(format_regex(f).has_value()) << f;
   }
 }

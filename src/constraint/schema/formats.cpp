@@ -102,22 +102,70 @@ std::string email() {
 
 // --- URI (RFC 3986 section 3, absolute with optional fragment) --------------
 
-std::string uri() {
-  const std::string pct = "%[0-9A-Fa-f]{2}";
+// RFC 3986 pieces shared by uri and uri-reference.
+struct Rfc3986 {
+  std::string pct = "%[0-9A-Fa-f]{2}";
   // unreserved and sub-delims; each class below ends with '-'.
-  const std::string unreserved_sub = "A-Za-z0-9._~!$&'()*+,;=";
-  const std::string pchar = "(?:[" + unreserved_sub + ":@-]|" + pct + ")";
-  const std::string scheme = "[A-Za-z][A-Za-z0-9+.-]*";
-  const std::string userinfo = "(?:[" + unreserved_sub + ":-]|" + pct + ")*";
-  const std::string reg_name = "(?:[" + unreserved_sub + "-]|" + pct + ")*";
-  const std::string host = group({"\\[" + ipv6() + "\\]", reg_name});
-  const std::string authority = "(?:" + userinfo + "@)?" + host + "(?::\\d*)?";
-  const std::string segment = pchar + "*", segment_nz = pchar + "+";
-  const std::string hier = group({"//" + authority + "(?:/" + segment + ")*",
-                                  "/(?:" + segment_nz + "(?:/" + segment + ")*)?",
-                                  segment_nz + "(?:/" + segment + ")*", ""});
-  const std::string query = "(?:" + pchar + "|[/?])*";
-  return scheme + ":" + hier + "(?:\\?" + query + ")?(?:#" + query + ")?";
+  std::string unreserved_sub = "A-Za-z0-9._~!$&'()*+,;=";
+  std::string pchar = "(?:[" + unreserved_sub + ":@-]|" + pct + ")";
+  std::string pchar_nc = "(?:[" + unreserved_sub + "@-]|" + pct + ")";  // no ':'
+  std::string scheme = "[A-Za-z][A-Za-z0-9+.-]*";
+  std::string userinfo = "(?:[" + unreserved_sub + ":-]|" + pct + ")*";
+  std::string reg_name = "(?:[" + unreserved_sub + "-]|" + pct + ")*";
+  std::string segment = pchar + "*", segment_nz = pchar + "+";
+  std::string query = "(?:" + pchar + "|[/?])*";
+
+  std::string authority() const {
+    const std::string host = group({"\\[" + ipv6() + "\\]", reg_name});
+    return "(?:" + userinfo + "@)?" + host + "(?::\\d*)?";
+  }
+  std::string tail() const { return "(?:\\?" + query + ")?(?:#" + query + ")?"; }
+  // "//" authority path-abempty, path-absolute, and the empty path.
+  std::vector<std::string> shared_paths() const {
+    return {"//" + authority() + "(?:/" + segment + ")*",
+            "/(?:" + segment_nz + "(?:/" + segment + ")*)?", ""};
+  }
+};
+
+std::string uri() {
+  const Rfc3986 r;
+  std::vector<std::string> hier = r.shared_paths();
+  hier.push_back(r.segment_nz + "(?:/" + r.segment + ")*");  // path-rootless
+  return r.scheme + ":" + group(hier) + r.tail();
+}
+
+// A URI or a relative reference, whose first segment has no ':' (it would
+// read as a scheme).
+std::string uri_reference() {
+  const Rfc3986 r;
+  std::vector<std::string> rel = r.shared_paths();
+  rel.push_back(r.pchar_nc + "+(?:/" + r.segment + ")*");  // path-noscheme
+  return group({uri(), group(rel) + r.tail()});
+}
+
+// RFC 6901: "" or "/"-separated tokens where "~" only starts "~0" or "~1".
+std::string json_pointer() {
+  return "(?:/(?:[^/~]|~[01])*)*";
+}
+
+// A non-negative integer, then "#" or a non-empty JSON pointer (a bare
+// integer is left out: validators disagree). No digit after a 0 in the
+// integer: Python jsonschema refuses such prefixes (it reads "100/a" as
+// having a leading zero).
+std::string relative_json_pointer() {
+  return "(?:0|[1-9]+0?)(?:#|(?:/(?:[^/~]|~[01])*)+)";
+}
+
+// RFC 6570 (level 4) in ASCII: literals outside the excluded characters,
+// percent-encodings, and expressions with the operators + # . / ; ? & over
+// variable names with a prefix (:1-9999) or explode (*) modifier.
+std::string uri_template() {
+  const std::string pct = "%[0-9A-Fa-f]{2}";
+  const std::string literal = "(?:[!#$&()*+,./0-9:;=?@A-Z\\[\\]_a-z~-]|" + pct + ")";
+  const std::string varchar = "(?:[A-Za-z0-9_]|" + pct + ")";
+  const std::string varspec = varchar + "(?:\\.?" + varchar + ")*(?::[1-9][0-9]{0,3}|\\*)?";
+  const std::string expression = "\\{[+#./;?&]?" + varspec + "(?:," + varspec + ")*\\}";
+  return "(?:" + literal + "|" + expression + ")*";
 }
 
 std::string uuid() {
@@ -136,6 +184,10 @@ std::optional<std::string> format_regex(std::string_view format) {
   if (format == "ipv4") return ipv4();
   if (format == "ipv6") return ipv6();
   if (format == "uri") return uri();
+  if (format == "uri-reference") return uri_reference();
+  if (format == "json-pointer") return json_pointer();
+  if (format == "relative-json-pointer") return relative_json_pointer();
+  if (format == "uri-template") return uri_template();
   if (format == "uuid") return uuid();
   return std::nullopt;
 }

@@ -18,7 +18,12 @@
 //   12×14). No quoted local parts, no address literals.
 // - uri: RFC 3986 absolute URI (scheme, optional authority with userinfo,
 //   reg-name or [IPv6] host and port, path, query, fragment), ASCII with
-//   percent-encoding; no IPvFuture literals.
+//   percent-encoding; no IPvFuture literals. uri-reference: such a URI or
+//   an RFC 3986 relative reference.
+// - json-pointer: RFC 6901; relative-json-pointer: a non-negative integer
+//   with no digit after a 0 (Python jsonschema's reading), then "#" or a
+//   non-empty JSON pointer (no bare integer, no index manipulation).
+// - uri-template: RFC 6570 level 4 in ASCII (no reserved operators = , ! @ |).
 // - ipv4: dotted decimal without leading zeros; ipv6: exactly the RFC 4291
 //   text forms (1-4 hex digits per group, "::", embedded IPv4), no zone id.
 // - idn-hostname and idn-email: the ASCII patterns above (sound subsets).
