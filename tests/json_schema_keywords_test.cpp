@@ -296,6 +296,28 @@ TEST(JsonSchemaKeywords, Not) {
             "unsupported /not");
 }
 
+// Hundreds of lexeme alternatives read as one lexeme: every one is allowed
+// (the matcher caps configurations it carries side by side), and building
+// them is not quadratic.
+TEST(JsonSchemaKeywords, ManyAlternativesAreOneLexeme) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  std::string strings = R"({"oneOf":[)", ints = R"({"anyOf":[)";
+  for (int i = 0; i < 3000; ++i) {
+    const std::string n = std::to_string(i);
+    if (i) strings.append(","), ints.append(",");
+    strings.append(R"({"const":"s)").append(n).append("\"}");
+    ints.append(R"({"const":)").append(n).append("}");
+  }
+  strings += "]}";
+  ints += "]}";
+  expect_schema(strings, {R"("s0")", R"("s1500")", R"("s2999")"}, {R"("s3000")", R"("s")", "0"});
+  expect_schema(ints, {"0", "1500", "2999", "2999.0"}, {"3000", "-1", R"("1")"});
+  // The compile budget holds for any schema: past it, a clear error.
+  schema_test::Options tight;
+  tight.limits.max_compile_ms = 1;
+  EXPECT_EQ(schema_test::error_of([&] { compile(strings, tight); }), "invalid_argument /");
+}
+
 TEST(JsonSchemaKeywords, AllOf) {
   SCHEMA_TEST_NEEDS_LLAMA();
   expect_schema(R"({"allOf":[{"properties":{"a":{"type":"integer"}},"required":["a"]},

@@ -79,6 +79,7 @@ bool MaskWalker::child(size_t d, uint8_t b) {
     return true;
   }
   c.set.clear();
+  c.base_depth = p.base_depth;  // materialize(c, k) reads the lane's base configurations
   for (size_t k = 0; k < p.tops.size(); ++k) {
     if (c.tops[k].q < 0) continue;
     const Dfa& dfa = m_.leaf_dfa(p.tops[k]);

@@ -488,6 +488,48 @@ Dfa Dfa::subtract(const Dfa& a, const Dfa& b, size_t max_states) {
   return product(a, b, max_states, true);
 }
 
+Dfa Dfa::unite(std::span<const Dfa* const> parts, size_t max_states) {
+  using Set = std::vector<std::pair<uint32_t, int32_t>>;  // (part, state), sorted
+  Dfa d;
+  std::vector<std::vector<uint32_t>> labels;
+  std::map<Set, int32_t> ids;
+  std::vector<Set> sets(1);
+  for (uint32_t i = 0; i < parts.size(); ++i)
+    if (parts[i]->start_ >= 0) sets[0].push_back({i, parts[i]->start_});
+  if (sets[0].empty()) return d;
+  ids[sets[0]] = 0;
+  std::vector<Set> next(256);
+  for (size_t cur = 0; cur < sets.size(); ++cur) {
+    d.table_.resize((cur + 1) * 256, kDead);
+    for (auto& n : next) n.clear();
+    bool accepting = false;
+    for (auto [i, q] : sets[cur]) {
+      accepting |= parts[i]->accepting(q);
+      for (int c = 0; c < 256; ++c) {
+        const int32_t q2 = parts[i]->next(q, static_cast<uint8_t>(c));
+        if (q2 >= 0) next[static_cast<size_t>(c)].push_back({i, q2});
+      }
+    }
+    for (int c = 0; c < 256; ++c) {
+      Set& n = next[static_cast<size_t>(c)];
+      if (n.empty()) continue;
+      auto [it, fresh] = ids.emplace(n, static_cast<int32_t>(sets.size()));
+      if (fresh) {
+        if (sets.size() >= max_states) {
+          throw Error(ErrorCode::kInvalidArgument, "pattern",
+                      "union needs more than " + std::to_string(max_states) + " DFA states");
+        }
+        sets.push_back(n);
+      }
+      d.table_[cur * 256 + static_cast<size_t>(c)] = it->second;
+    }
+    labels.emplace_back();
+    if (accepting) labels.back().push_back(0);
+  }
+  d.finish(labels);
+  return d;
+}
+
 uint64_t Dfa::fingerprint() const noexcept {
   uint64_t h = 0xcbf29ce484222325ull ^ static_cast<uint64_t>(start_);
   auto mix = [&](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };

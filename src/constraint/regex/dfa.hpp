@@ -52,6 +52,9 @@ class Dfa {
   static Dfa compile_labeled(std::span<const RegexAlternative> alts, const RegexOptions& opt = {});
   // Strings both accept (product construction); labels are dropped.
   static Dfa intersect(const Dfa& a, const Dfa& b, size_t max_states = 10000);
+  // Strings any of the parts accepts (one subset construction for all of
+  // them); labels are dropped.
+  static Dfa unite(std::span<const Dfa* const> parts, size_t max_states = 10000);
   // Strings a accepts and b does not; labels are dropped.
   static Dfa subtract(const Dfa& a, const Dfa& b, size_t max_states = 10000);
   // No string at all is accepted.

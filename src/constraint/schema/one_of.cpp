@@ -87,6 +87,7 @@ std::optional<std::vector<uint32_t>> exclusive_branches(OneOfContext& c,
         if (leaf.kind == NodeKind::kLeaf) {
           for (size_t j = 0; j < branches.size(); ++j) {
             for (uint32_t q : j == i ? std::vector<uint32_t>{} : opts[j]) {
+              c.tick();
               const GrammarNode& other = c.g.nodes[q];
               const Dfa& now = cur ? *cur : *c.g.dfas[leaf.dfa];
               if (other.kind != NodeKind::kLeaf ||

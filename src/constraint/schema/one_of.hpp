@@ -22,6 +22,7 @@ struct OneOfContext {
   const std::set<uint32_t>& pending;  // nodes still being compiled (recursion)
   std::function<uint32_t(std::shared_ptr<const Dfa>)> add_dfa;
   std::function<uint32_t(GrammarNode)> add_node;
+  std::function<void()> tick;  // throws past the compile budget
   size_t max_states;
 };
 

@@ -5,6 +5,7 @@
 #include "constraint/schema/schema_compiler.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,8 @@ class Compiler {
  public:
   Compiler(const json& root, const SchemaCompileOptions& opt, const StandardDfas& sd)
       : refs_(root), opt_(opt), sd_(sd) {
+    if (opt.max_compile_ms > 0)
+      deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(opt.max_compile_ms);
     g_.max_whitespace = opt.max_whitespace;
     for (const auto& d : {sd.string, sd.number, sd.integer, sd.true_, sd.false_, sd.null_,
                           sd.integer_strict, sd.key}) {
@@ -90,7 +93,17 @@ class Compiler {
     warnings_.push_back((ptr.empty() ? "/" : ptr) + ": " + what + " is ignored");
   }
 
+  // Past the wall-clock budget the compile stops with an error that names it.
+  void tick() const {
+    if (std::chrono::steady_clock::now() > deadline_) {
+      fail(ErrorCode::kInvalidArgument, "",
+           "schema needs more than max_compile_ms = " + std::to_string(opt_.max_compile_ms) +
+               " ms to compile");
+    }
+  }
+
   uint32_t add(GrammarNode n) {
+    tick();
     if (g_.nodes.size() >= opt_.max_nodes) {
       fail(ErrorCode::kInvalidArgument, "",
            "schema needs more than " + std::to_string(opt_.max_nodes) + " grammar nodes");
@@ -200,6 +213,7 @@ class Compiler {
 
   // --- the conjunction ----------------------------------------------------
   uint32_t conj(std::vector<Part> parts, size_t depth) {
+    tick();
     if (depth > opt_.max_depth) {
       fail(ErrorCode::kInvalidArgument, parts.empty() ? "" : parts[0].ptr,
            "schema nesting is deeper than " + std::to_string(opt_.max_depth));
@@ -273,6 +287,7 @@ class Compiler {
               pending_,
               [&](std::shared_ptr<const Dfa> d) { return add_dfa(std::move(d), false); },
               [&](GrammarNode n) { return add(std::move(n)); },
+              [&] { tick(); },
               std::min<size_t>(opt_.max_dfa_states, 20000)};
           if (auto exclusive = exclusive_branches(oc, alt.options)) {
             alt.options = std::move(*exclusive);
@@ -287,6 +302,8 @@ class Compiler {
         }
         std::erase_if(alt.options, [&](uint32_t o) { return is_never(o); });
         if (alt.options.empty()) return {};
+        merge_leaves(alt.options);
+        if (alt.options.size() == 1) return g_.nodes[alt.options[0]];
         return alt;
       }
     }
@@ -294,6 +311,25 @@ class Compiler {
   }
 
   GrammarNode plain(std::vector<Part>& parts, size_t depth);
+  // Many lexeme alternatives become one leaf (their DFAs' union), so the
+  // matcher reads them as one lexeme instead of carrying a configuration
+  // per alternative (which it caps, refusing the rest).
+  void merge_leaves(std::vector<uint32_t>& options) {
+    std::vector<const Dfa*> dfas;
+    std::vector<uint32_t> kept;
+    for (uint32_t o : options) {
+      const GrammarNode& n = g_.nodes[o];
+      if (n.kind == NodeKind::kLeaf && !n.counts_chars && !pending_.contains(o))
+        dfas.push_back(g_.dfas[n.dfa].get());
+      else
+        kept.push_back(o);
+    }
+    if (dfas.size() < kMergeLeaves) return;
+    Dfa u = Dfa::unite(dfas, std::min<size_t>(opt_.max_dfa_states, 50000));
+    kept.push_back(leaf(add_dfa(std::move(u))));
+    options = std::move(kept);
+  }
+  static constexpr size_t kMergeLeaves = 16;
   // The enforceable `not` forms of the parts (unsupported ones were reported).
   std::vector<Negation> negations(const std::vector<Part>& parts) const {
     std::vector<Negation> out;
@@ -340,6 +376,7 @@ class Compiler {
   std::set<uint32_t> pending_;
   uint32_t never_ = kNoNode, any_ = kNoNode;
   size_t dfa_states_ = 0;
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
 };
 
 // --- values ----------------------------------------------------------------

@@ -21,6 +21,7 @@ struct SchemaCompileOptions {
   size_t max_dfa_states = 200000;   // all DFAs together
   size_t max_enum_values = 100000;  // enum/const values in one schema
   size_t max_depth = 128;           // nesting of subschemas being compiled
+  uint32_t max_compile_ms = 0;      // wall-clock budget; 0 = none
 };
 
 struct CompiledSchema {

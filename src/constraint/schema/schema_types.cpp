@@ -1,7 +1,10 @@
 #include "constraint/schema/schema_types.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 
 #include "constraint/schema/standard_dfas.hpp"
 #include "nextok/error.hpp"
@@ -227,18 +230,71 @@ bool pair_disjoint(const Grammar& g, uint32_t x, uint32_t y) {
   return false;
 }
 
-}  // namespace
-
-bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options) {
-  for (size_t i = 0; i < options.size(); ++i) {
-    for (size_t j = i + 1; j < options.size(); ++j) {
-      if (g.nodes[options[i]].kind == NodeKind::kNever ||
-          g.nodes[options[j]].kind == NodeKind::kNever)
-        continue;
-      if (!pair_disjoint(g, options[i], options[j])) return false;
+// Whether some text is accepted by two of the leaves, found in one walk over
+// all their DFAs together: a walk state is the set of (leaf, DFA state) still
+// alive, and only sets of two or more can lead to a shared text. That costs
+// the states of the leaves' union (for string consts: their trie), where
+// pairwise products would cost the square of their count. nullopt past the
+// budget of walk states.
+std::optional<bool> leaves_disjoint_together(const Grammar& g, const std::vector<uint32_t>& leaves,
+                                             size_t budget) {
+  using Walk = std::vector<std::pair<uint32_t, int32_t>>;  // (leaf, state), sorted
+  std::set<Walk> seen;
+  std::vector<Walk> work(1);
+  for (uint32_t i = 0; i < leaves.size(); ++i) {
+    const Dfa& d = *g.dfas[g.nodes[leaves[i]].dfa];
+    if (d.start() >= 0) work[0].push_back({i, d.start()});
+  }
+  std::vector<Walk> next(256);
+  while (!work.empty()) {
+    const Walk w = std::move(work.back());
+    work.pop_back();
+    uint32_t accepting = 0, last = UINT32_MAX;
+    for (auto [i, q] : w) {
+      if (g.dfas[g.nodes[leaves[i]].dfa]->accepting(q) && i != last) {
+        ++accepting;
+        last = i;
+      }
+    }
+    if (accepting >= 2) return false;
+    for (auto& n : next) n.clear();
+    for (auto [i, q] : w) {
+      const Dfa& d = *g.dfas[g.nodes[leaves[i]].dfa];
+      for (int b = 0; b < 256; ++b) {
+        const int32_t q2 = d.next(q, static_cast<uint8_t>(b));
+        if (q2 >= 0) next[static_cast<size_t>(b)].push_back({i, q2});
+      }
+    }
+    for (auto& n : next) {
+      // Several states of one leaf never make an overlap by themselves.
+      if (n.size() < 2 || n.front().first == n.back().first) continue;
+      if (seen.insert(n).second) work.push_back(n);
+      if (seen.size() > budget) return std::nullopt;
     }
   }
   return true;
+}
+
+}  // namespace
+
+bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options) {
+  std::vector<uint32_t> leaves, others;
+  for (uint32_t o : options) {
+    if (g.nodes[o].kind == NodeKind::kLeaf) leaves.push_back(o);
+    if (g.nodes[o].kind != NodeKind::kLeaf && g.nodes[o].kind != NodeKind::kNever)
+      others.push_back(o);
+  }
+  const auto pairs = [&](const std::vector<uint32_t>& a, const std::vector<uint32_t>& b,
+                         bool same) {
+    for (size_t i = 0; i < a.size(); ++i)
+      for (size_t j = same ? i + 1 : 0; j < b.size(); ++j)
+        if (!pair_disjoint(g, a[i], b[j])) return false;
+    return true;
+  };
+  const std::optional<bool> apart =
+      leaves.size() > 2 ? leaves_disjoint_together(g, leaves, 200000) : std::nullopt;
+  if (apart ? !*apart : !pairs(leaves, leaves, true)) return false;
+  return pairs(others, others, true) && pairs(leaves, others, false);
 }
 
 }  // namespace nextok::constraint
