@@ -476,6 +476,28 @@ def run_maskbench(cli: str, tokenizer: str, folder: pathlib.Path) -> list[dict[s
     return lines[:-1]
 
 
+def run_anchor(impl: str, tokenizer: str, cases: list[Case]) -> dict[str, Any]:
+    """Another engine (bench/maskbench_anchor.py: llguidance, xgrammar, …) on
+    the same generated instances: its summary line."""
+    # One spelling per instance, json.dumps's (MaskBench's): engines differ in
+    # the whitespace they allow, which is not what this compares.
+    def dumps(texts: list[str]) -> list[str]:
+        return list(dict.fromkeys(json.dumps(json.loads(t), ensure_ascii=False) for t in texts))
+
+    same = [Case(c.name, c.schema, dumps(c.valid), dumps(c.invalid), c.generated, c.skipped) for c in cases]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = pathlib.Path(tmp)
+        write_cases(same, folder)
+        r = subprocess.run([sys.executable, str(ROOT / "bench" / "maskbench_anchor.py"), "--json", "--impl", impl,
+                            "--tokenizer", str(pathlib.Path(tokenizer) / "tokenizer.json"), str(folder)],
+                           capture_output=True, text=True)
+    lines = [json.loads(line) for line in r.stdout.split("\n") if line.startswith("{")]
+    if not lines or not lines[-1].get("summary"):
+        raise RuntimeError(f"anchor {impl} failed (rc {r.returncode}): {r.stderr[-2000:]}")
+    keep = ("impl", "schemas", "passing", "compile_error", "valid_rejected", "invalid_accepted", "timeout")
+    return {k: lines[-1].get(k) for k in keep}
+
+
 def check_cases(cli: str, tokenizer: str, cases: list[Case], label: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = pathlib.Path(tmp)
@@ -502,6 +524,7 @@ def check_cases(cli: str, tokenizer: str, cases: list[Case], label: str) -> tupl
                                  "instance": c.valid[0][:300]})
             continue
         stats["compiled"] += 1
+        stats["passing"] += line.get("passing", False)
         stats["valid_tested"] += len(c.valid)
         stats["invalid_tested"] += len(c.invalid)
         stats["valid_rejected"] += line.get("valid_rejected", 0)
@@ -547,6 +570,7 @@ def main() -> int:
     ap.add_argument("--slice-seed", type=int, default=None, help="shuffle before --limit")
     ap.add_argument("--out", default="", help="folder for failures.jsonl")
     ap.add_argument("--save-cases", default="", help="write the generated cases (JSON) here")
+    ap.add_argument("--anchor", action="append", default=[], help="also run llguidance / xgrammar on the same cases")
     ap.add_argument("--load-cases", default="", help="check cases saved earlier instead of generating")
     a = ap.parse_args()
     names = list(CORPORA) if not a.corpus or "all" in a.corpus else a.corpus
@@ -564,6 +588,9 @@ def main() -> int:
             summary, failures = check_cases(a.cli, tok, cases, pathlib.Path(tok).name)
             print(json.dumps({"corpus": corpus, **summary}), flush=True)
             all_failures.extend({"corpus": corpus, **f} for f in failures)
+            for impl in a.anchor:
+                print(json.dumps({"corpus": corpus, "vocab": pathlib.Path(tok).name,
+                                  **run_anchor(impl, tok, cases)}), flush=True)
     if a.out:
         out = pathlib.Path(a.out)
         out.mkdir(parents=True, exist_ok=True)
