@@ -192,6 +192,7 @@ int run(const MaskbenchArgs& a) {
       line["compiled"] = true;
       line["ttfm_us"] = compile_us;
       size_t vr = 0, ia = 0;
+      const size_t first_mask = tbm.size();
       json failures = json::array();
       for (size_t ti = 0; ti < s.tests.size(); ++ti) {
         const json& t = s.tests[ti];
@@ -236,6 +237,8 @@ int run(const MaskbenchArgs& a) {
       line["valid_rejected"] = vr;
       line["invalid_accepted"] = ia;
       line["passing"] = pass;
+      if (tbm.size() > first_mask)
+        line["tbm_max_us"] = *std::max_element(tbm.begin() + static_cast<ptrdiff_t>(first_mask), tbm.end());
       if (!failures.empty()) line["failures"] = failures;
       if (!a.quiet) std::printf("%s\n", line.dump().c_str());
     }
