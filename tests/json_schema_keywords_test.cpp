@@ -318,6 +318,26 @@ TEST(JsonSchemaKeywords, ManyAlternativesAreOneLexeme) {
   EXPECT_EQ(schema_test::error_of([&] { compile(strings, tight); }), "invalid_argument /");
 }
 
+// if/then/else testing one property: non-objects and matching objects take
+// then, the others else (checked against Python jsonschema in the oracle).
+TEST(JsonSchemaKeywords, IfThenElseOnADiscriminator) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"object","properties":{"kind":{"enum":["a","b"]}},
+                    "if":{"properties":{"kind":{"const":"a"}},"required":["kind"]},
+                    "then":{"required":["x"]},"else":{"required":["y"]}})",
+                {R"({"kind":"a","x":1})", R"({"kind":"b","y":1})", R"({"y":1})"},
+                {R"({"kind":"a"})", R"({"kind":"a","y":1})", R"({"kind":"b"})", "{}"});
+  // Without required, an absent discriminator takes then; non-objects too.
+  expect_schema(R"({"if":{"properties":{"k":{"const":1}}},"then":{"required":["x"]},
+                    "else":{"properties":{"x":{"type":"integer"}}}})",
+                {R"({"x":"s"})", R"({"k":2,"x":3})", R"({"k":2})", "7", R"("s")"},
+                {"{}", R"({"k":1})", R"({"k":2,"x":"s"})"});
+  expect_schema(R"({"if":false,"then":{"type":"string"},"else":{"type":"integer"}})", {"3"},
+                {R"("s")"});
+  EXPECT_EQ(schema_error(R"({"if":{"properties":{"a":{"minimum":1},"b":{}}},"then":{}})"),
+            "unsupported /if");
+}
+
 TEST(JsonSchemaKeywords, AllOf) {
   SCHEMA_TEST_NEEDS_LLAMA();
   expect_schema(R"({"allOf":[{"properties":{"a":{"type":"integer"}},"required":["a"]},

@@ -28,18 +28,10 @@ namespace {
 using json = nlohmann::json;
 
 // Keywords that constrain but are not enforced: strict mode rejects them.
-constexpr const char* kUnsupported[] = {"if",
-                                        "then",
-                                        "else",
-                                        "contains",
-                                        "minContains",
-                                        "maxContains",
-                                        "propertyNames",
-                                        "dependentSchemas",
-                                        "unevaluatedProperties",
-                                        "unevaluatedItems",
-                                        "$dynamicRef",
-                                        "$recursiveRef"};
+constexpr const char* kUnsupported[] = {
+    "contains",         "minContains",      "maxContains",
+    "propertyNames",    "dependentSchemas", "unevaluatedProperties",
+    "unevaluatedItems", "$dynamicRef",      "$recursiveRef"};
 
 class Compiler {
  public:
@@ -75,7 +67,7 @@ class Compiler {
   // kExpanded: the part's $ref and allOf are among the parts already. Without
   // it, flattening a conjunction again would add the $ref target afresh,
   // undoing which of its alternatives were distributed.
-  enum : uint32_t { kAnyOfDone = 1, kOneOfDone = 2, kExpanded = 4 };
+  enum : uint32_t { kAnyOfDone = 1, kOneOfDone = 2, kExpanded = 4, kIfDone = 8 };
   struct Part {
     const json* j;
     std::string ptr;  // JSON pointer, for errors
@@ -256,6 +248,25 @@ class Compiler {
         unsupported(p.ptr + "/uniqueItems", "uniqueItems: true");
       }
     }
+    // if/then/else on a discriminator: the union of its cases.
+    for (size_t k = 0; k < parts.size(); ++k) {
+      if (parts[k].done & kIfDone || !parts[k].j->contains("if")) continue;
+      const std::vector<Case>& cases = if_cases(parts[k]);
+      GrammarNode alt;
+      alt.kind = NodeKind::kAnyOf;
+      for (const Case& c : cases) {
+        std::vector<Part> sub = parts;
+        sub[k].done |= kIfDone;
+        sub.push_back({c.test.get(), parts[k].ptr + "/if", 0});
+        if (c.branch) sub.push_back({c.branch, parts[k].ptr + "/" + c.keyword, 0});
+        const uint32_t o = conj(std::move(sub), depth + 1);
+        if (!is_never(o)) alt.options.push_back(o);
+      }
+      if (alt.options.empty()) return {};
+      merge_leaves(alt.options);
+      if (alt.options.size() == 1) return g_.nodes[alt.options[0]];
+      return alt;
+    }
     // Alternatives distribute over the rest of the conjunction.
     for (size_t k = 0; k < parts.size(); ++k) {
       for (const auto& [kw, bit] :
@@ -310,6 +321,13 @@ class Compiler {
     return plain(parts, depth);
   }
 
+  // One case of an if/then/else: a synthesized test and the branch it takes.
+  struct Case {
+    std::shared_ptr<const json> test;
+    const json* branch;  // then or else; null when absent (no constraint)
+    std::string keyword;
+  };
+  const std::vector<Case>& if_cases(const Part& p);
   GrammarNode plain(std::vector<Part>& parts, size_t depth);
   // Many lexeme alternatives become one leaf (their DFAs' union), so the
   // matcher reads them as one lexeme instead of carrying a configuration
@@ -373,6 +391,8 @@ class Compiler {
   Grammar g_;
   std::vector<std::string> warnings_;
   std::map<Key, uint32_t> memo_;
+  // Per if-bearing schema, its cases (kept so recursion meets the same parts).
+  std::map<const json*, std::vector<Case>> if_cases_;
   std::set<uint32_t> pending_;
   uint32_t never_ = kNoNode, any_ = kNoNode;
   size_t dfa_states_ = 0;
@@ -404,6 +424,65 @@ std::string number_spellings(const json& v, bool integral) {
     out += c;
   }
   return text.find('.') == std::string::npos ? out : out + "0*";
+}
+
+// if: {properties: {k: D}, required?: [k]} where `not: D` is enforceable
+// (a const, enum or type test): (if ∧ then) ∨ (¬if ∧ else) as cases.
+// JSON Schema's `properties` and `required` hold for non-objects, so a
+// non-object takes `then`; an object takes `then` when k matches D (or is
+// absent and not required), else `else`.
+const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
+  if (auto it = if_cases_.find(p.j); it != if_cases_.end()) return it->second;
+  const json& test = p.j->at("if");
+  const json* then_ = p.j->contains("then") ? &p.j->at("then") : nullptr;
+  const json* else_ = p.j->contains("else") ? &p.j->at("else") : nullptr;
+  std::string key;
+  const json* d = nullptr;
+  bool required = false, shape = test.is_object();
+  static const json kNothing = json::object();
+  if (test.is_boolean()) {  // if: true / false picks a branch outright
+    std::vector<Case> one = {{std::make_shared<const json>(json::object()),
+                              test.get<bool>() ? then_ : else_,
+                              test.get<bool>() ? "then" : "else"}};
+    return if_cases_[p.j] = std::move(one);
+  }
+  for (const auto& [kw, v] : (shape ? test : kNothing).items()) {
+    if (kw == "properties" && v.is_object() && v.size() == 1) {
+      key = v.begin().key();
+      d = &v.begin().value();
+    } else if (kw == "required" && v.is_array() && v.size() == 1 && v[0].is_string()) {
+      required = true;
+    } else if (kw != "title" && kw != "description" && kw != "$comment") {
+      shape = false;
+    }
+  }
+  if (shape && required) shape = d && test["required"][0] == key;
+  if (shape && d) {
+    const Negation neg = negation_of(*d, p.ptr + "/if/properties");
+    shape = neg.unsupported.empty() && !neg.everything && !neg.twice;
+  }
+  std::vector<Case> cases;
+  if (!shape || !d) {
+    unsupported(p.ptr + "/if",
+                "if other than a test of one property against a const, enum or type");
+    cases.push_back(
+        {std::make_shared<const json>(json::object()), nullptr, "if"});  // lenient: ignored
+    return if_cases_[p.j] = std::move(cases);
+  }
+  const json props = {{key, *d}};
+  const json not_props = {{key, {{"not", *d}}}};
+  auto add_case = [&](json t, const json* branch, const char* kw) {
+    cases.push_back({std::make_shared<const json>(std::move(t)), branch, kw});
+  };
+  add_case({{"not", {{"type", "object"}}}}, then_, "then");
+  json taken = {{"type", "object"}, {"properties", props}};
+  if (required) taken["required"] = json::array({key});
+  add_case(std::move(taken), then_, "then");
+  add_case({{"type", "object"}, {"required", json::array({key})}, {"properties", not_props}}, else_,
+           "else");
+  if (required)
+    add_case({{"type", "object"}, {"not", {{"required", json::array({key})}}}}, else_, "else");
+  return if_cases_[p.j] = std::move(cases);
 }
 
 GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
