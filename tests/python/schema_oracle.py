@@ -160,6 +160,32 @@ def corpus_pyproject() -> Iterator[tuple[str, Any]]:
         yield f"nbformat/{f.name}", json.loads(f.read_text())
 
 
+def corpus_synthetic_keys(count: int = 300, seed: int = 17) -> Iterator[tuple[str, Any]]:
+    """Generated object schemas that stress key automata: declared names that
+    extend each other, pattern properties that overlap them (anchored
+    anywhere, starting with '/'), nullable unions of values, required
+    subsets, dependencies, and additionalProperties of every kind."""
+    rng = random.Random(seed)
+    stems = ["a", "ab", "a_b", "abc", "bad_if", "bad_if_regexp", "/", "/x", "x-", "x-y", "id", "ids", "é", "k1", "k10"]
+    values = [{"type": "integer"}, {"type": "string"}, {"type": ["string", "null"]},
+              {"oneOf": [{"type": "null"}, {"type": "string"}]}, {"anyOf": [{"type": "integer"}, {"type": "string", "pattern": "^[0-9]+[a-z]*$"}]},
+              {"enum": ["on", "off", None]}, {"type": "number", "minimum": 0, "maximum": 10},
+              {"type": "array", "items": {"type": "string"}, "maxItems": 2}, {"$ref": "#/$defs/q"}]
+    patterns = ["^/", "^x-", "_regexp$", "^a", "b", "^$|^k[0-9]+$", "(^id$)|(^ids$)"]
+    for i in range(count):
+        names = rng.sample(stems, rng.randint(1, 6))
+        schema: dict[str, Any] = {"type": "object", "properties": {n: rng.choice(values) for n in names},
+                                  "$defs": {"q": {"oneOf": [{"type": ["string", "null"]}, {"type": ["number", "null"]}]}}}
+        if rng.random() < 0.5:
+            schema["required"] = rng.sample(names, rng.randint(0, len(names)))
+        if rng.random() < 0.5:
+            schema["patternProperties"] = {pt: rng.choice(values) for pt in rng.sample(patterns, rng.randint(1, 2))}
+        schema["additionalProperties"] = rng.choice([False, True, rng.choice(values)])
+        if rng.random() < 0.2 and len(names) > 1:
+            schema["dependentRequired"] = {names[0]: [names[1]]}
+        yield f"synthetic-keys/{i}", schema
+
+
 def definitions_of(corpus: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
     """Each named definition of a schema as a schema of its own, with the
     document's definitions beside it so that its references resolve: real
@@ -186,6 +212,7 @@ CORPORA = {
     "kubernetes": corpus_kubernetes,
     "cloudformation": corpus_cloudformation,
     "pyproject": corpus_pyproject,
+    "synthetic-keys": corpus_synthetic_keys,
 }
 
 
