@@ -188,6 +188,12 @@ def test_speculative_greedy_equals_plain(client, model_id):
     (dict(temperature=3), "temperature"),
     (dict(presence_penalty=2.5), "presence_penalty"),
     (dict(logit_bias={"99999999": 1}), "logit_bias"),
+    (dict(response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {
+        "allOf": [{"type": "integer"}], "$ref": "#/allOf/99999999999999999999"}}}),
+     "response_format.json_schema.schema"),
+    (dict(response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {
+        "allOf": [{"type": "integer"}], "$ref": "#/allOf/01"}}}),
+     "response_format.json_schema.schema"),
     (dict(max_tokens=10 ** 6), "messages"),
 ])
 def test_bad_requests_raise_bad_request_error(client, model_id, kw, param):
