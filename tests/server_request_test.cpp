@@ -2,7 +2,9 @@
 // good input maps onto the sampler, penalties, constraint and stream options.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "server/api_error.hpp"
 #include "server/request.hpp"
@@ -127,6 +129,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"("presence_penalty": 3)", "presence_penalty"},
         BadCase{R"("frequency_penalty": -2.1)", "frequency_penalty"},
         BadCase{R"("logit_bias": {"abc": 1})", "logit_bias"},
+        // Only the canonical decimal spelling is a token id.
+        BadCase{R"("logit_bias": {" 1": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"1 ": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"+1": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"01": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"00": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"-0": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"-1": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"1e3": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"2147483648": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"99999999999999999999": 1})", "logit_bias"},
         BadCase{R"("logit_bias": {"5": 101})", "logit_bias.5"},
         BadCase{R"("logit_bias": [1])", "logit_bias"}, BadCase{R"("seed": "x")", "seed"},
         BadCase{R"("seed": 0.5)", "seed"}, BadCase{R"("max_tokens": 0)", "max_tokens"},
@@ -150,6 +164,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"("stream": "yes")", "stream"},
         BadCase{R"("tools": [{"type": "function"}])", "tools"},
         BadCase{R"("thinking_budget": -1)", "thinking_budget"}, BadCase{R"("model": 5)", "model"}));
+
+TEST(ServerRequest, CanonicalLogitBiasKeysAreTokenIds) {
+  const ApiRequest r = chat(R"("logit_bias": {"0": 1, "17": -2, "2147483647": 3})");
+  ASSERT_EQ(r.penalties.logit_bias.size(), 3u);
+  std::vector<std::int32_t> ids;
+  for (const auto& [id, bias] : r.penalties.logit_bias) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::int32_t>{0, 17, 2147483647}));
+}
 
 TEST(ServerRequest, MalformedBodies) {
   for (const char* body : {"", "{", "[1,2]", "null", "{\"messages\": }", "\"x\"", "1.5E+5555555515",

@@ -1,8 +1,10 @@
 #include "request.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "api_error.hpp"
 
@@ -219,6 +221,18 @@ void parse_stop(const json& body, ApiRequest& r, const RequestLimits& limits) {
   }
 }
 
+// A logit_bias key: the canonical decimal spelling of an id in [0, 2^31), so
+// that each token has exactly one key (" 1", "+1", "01" are not ids).
+std::optional<std::int32_t> token_id_key(const std::string& key) {
+  if (key.empty() || (key[0] == '0' && key.size() > 1) || key[0] < '0' || key[0] > '9')
+    return std::nullopt;
+  std::int32_t id = 0;
+  const char* end = key.data() + key.size();
+  const auto [p, ec] = std::from_chars(key.data(), end, id);
+  if (ec != std::errc{} || p != end) return std::nullopt;
+  return id;
+}
+
 void parse_sampling(const json& body, ApiRequest& r, const RequestLimits& limits) {
   r.sampler.temperature = 1.0f;
   if (const json* v = field(body, "temperature"))
@@ -263,18 +277,14 @@ void parse_sampling(const json& body, ApiRequest& r, const RequestLimits& limits
     }
     for (const auto& [key, bias] : v->items()) {
       const std::string name = "logit_bias." + key;
-      std::size_t used = 0;
-      long long id = -1;
-      try {
-        id = std::stoll(key, &used);
-      } catch (const std::exception&) {
-        used = 0;
+      const std::optional<std::int32_t> id = token_id_key(key);
+      if (!id) {
+        throw ApiError::bad_param("logit_bias", "logit_bias key '" + key +
+                                                    "' is not a token id (a decimal integer "
+                                                    "without sign, spaces or leading zeros).");
       }
-      if (used != key.size() || key.empty() || id < 0 ||
-          id > std::numeric_limits<std::int32_t>::max())
-        throw ApiError::bad_param("logit_bias", "logit_bias key '" + key + "' is not a token id.");
       const float b = static_cast<float>(number(bias, name, -100.0, 100.0));
-      r.penalties.logit_bias.emplace_back(static_cast<std::int32_t>(id), b);
+      r.penalties.logit_bias.emplace_back(*id, b);
     }
   }
 }

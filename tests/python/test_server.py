@@ -188,6 +188,10 @@ def test_speculative_greedy_equals_plain(client, model_id):
     (dict(temperature=3), "temperature"),
     (dict(presence_penalty=2.5), "presence_penalty"),
     (dict(logit_bias={"99999999": 1}), "logit_bias"),
+    (dict(logit_bias={" 1": 1}), "logit_bias"),
+    (dict(logit_bias={"+1": 1}), "logit_bias"),
+    (dict(logit_bias={"01": 1}), "logit_bias"),
+    (dict(logit_bias={"1 ": 1}), "logit_bias"),
     (dict(response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {
         "allOf": [{"type": "integer"}], "$ref": "#/allOf/99999999999999999999"}}}),
      "response_format.json_schema.schema"),
