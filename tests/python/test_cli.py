@@ -78,3 +78,29 @@ def test_errors_are_clear_and_do_not_crash(cli, tmp_path):
         r = run_cli(cli, "explain", "--logits", ok, *flags, check=False)
         assert r.returncode == 2, flags
         assert word in r.stderr, (flags, r.stderr)
+
+
+def test_logit_bias_ids_are_canonical_and_inside_the_vocabulary(cli, tmp_path):
+    ok = tmp_path / "ok.npy"
+    np.save(ok, np.zeros(10, dtype=np.float32))
+    for item in ["-1=1", "+1=1", "01=1", " 1=1", "1 =1", "=1", "10=1", "2147483648=1",
+                 "99999999999999999999=1", "1=abc", "1= 1", "1=1e99", "1=nan", "1=inf"]:
+        r = run_cli(cli, "explain", "--logits", ok, "--logit-bias", item, check=False)
+        assert r.returncode == 2, (item, r.stdout)
+        assert "logit-bias" in r.stderr or "logit_bias" in r.stderr, (item, r.stderr)
+        assert "stoll" not in r.stderr and "stof" not in r.stderr, (item, r.stderr)
+    r = run_cli(cli, "explain", "--logits", ok, "--logit-bias", "10=1", check=False)
+    assert "outside the vocabulary" in r.stderr
+    out = json.loads(run_cli(cli, "explain", "--logits", ok, "--json", "--logit-bias", "9=-inf",
+                             "--logit-bias", "0=1.5").stdout)
+    assert 9 not in out["final"]["ids"] and 0 in out["final"]["ids"]
+
+
+def test_npy_shape_entries_are_whole_numbers(cli, tmp_path):
+    good = tmp_path / "g.npy"
+    np.save(good, np.zeros(4, dtype=np.float32))
+    raw = good.read_bytes()
+    bad = tmp_path / "b.npy"
+    bad.write_bytes(raw.replace(b"(4,), }", b"(4x,),}"))  # same header length
+    r = run_cli(cli, "explain", "--logits", bad, check=False)
+    assert r.returncode == 2 and "bad shape entry" in r.stderr, r.stderr
