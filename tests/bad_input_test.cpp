@@ -82,6 +82,12 @@ TEST(BadInput, CudaRowParamsTakeSpecAndTopKFirstOnly) {
   EXPECT_EQ(cuda::RowParams::from(sampling(), {}).filter_order, FilterOrder::kSpec);
   c.filter_order = FilterOrder::kMlxLm;
   expect_code([&] { (void)cuda::RowParams::from(c, {}); }, ErrorCode::kUnsupported, "filter_order");
+  // The kernels divide by any temperature > 0: the greedy range goes as 0.
+  c = sampling();
+  c.temperature = 1e-40f;
+  EXPECT_EQ(cuda::RowParams::from(c, {}).temperature, 0.0f);
+  c.temperature = 0.7f;
+  EXPECT_EQ(cuda::RowParams::from(c, {}).temperature, 0.7f);
 }
 
 TEST(BadInput, NanLogitsAreAnErrorOnEveryPath) {

@@ -174,6 +174,21 @@ TEST(ServerRequest, CanonicalLogitBiasKeysAreTokenIds) {
   EXPECT_EQ(ids, (std::vector<std::int32_t>{0, 17, 2147483647}));
 }
 
+TEST(ServerRequest, TinyTemperatureIsGreedy) {
+  // Below kGreedyTemperature (vLLM's 1e-5) the request is greedy: it
+  // validates and may use greedy-only features such as speculation.
+  for (const char* t : {"1e-40", "1e-6", "9e-6"}) {
+    const ApiRequest r = chat(std::string(R"("temperature": )") + t);
+    EXPECT_NO_THROW(r.sampler.validate()) << t;
+    EXPECT_FALSE(r.sampler.sampling_active()) << t;
+    EXPECT_EQ(
+        error_of("{" + kMsgs + R"(, "speculative": "ngram", "temperature": )" + t + "}").status(),
+        0)
+        << t;
+  }
+  EXPECT_TRUE(chat(R"("temperature": 1e-5)").sampler.sampling_active());
+}
+
 TEST(ServerRequest, MalformedBodies) {
   for (const char* body : {"", "{", "[1,2]", "null", "{\"messages\": }", "\"x\"", "1.5E+5555555515",
                            "{\"temperature\": 1e99999}"}) {

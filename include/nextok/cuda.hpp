@@ -41,7 +41,7 @@ bool device_available() noexcept;
 // Sampling parameters of one row; the host fills one per request each step.
 // filter_order kSpec or kTopKFirst (mlx_lm order is host-only for now).
 struct RowParams {
-  float temperature = 0.0f;  // 0 = greedy over the processed logits
+  float temperature = 0.0f;  // 0 = greedy; (0, kGreedyTemperature) is an error here
   float top_p = 1.0f;
   std::int32_t top_k = 0;
   float min_p = 0.0f;

@@ -96,6 +96,16 @@ def test_logit_bias_ids_are_canonical_and_inside_the_vocabulary(cli, tmp_path):
     assert 9 not in out["final"]["ids"] and 0 in out["final"]["ids"]
 
 
+def test_tiny_temperature_is_greedy(cli, tmp_path):
+    p = tmp_path / "l.npy"
+    logits = np.random.default_rng(4).standard_normal(1000).astype(np.float32) * 5
+    np.save(p, logits)
+    for t in ["1e-40", "1e-30", "1e-6"]:
+        out = json.loads(run_cli(cli, "sample", "--logits", p, "--temperature", t, "--top-p", "0.9",
+                                 "--n", 5, "--json").stdout)
+        assert out["tokens"] == [int(np.argmax(logits))] * 5, t
+
+
 def test_npy_shape_entries_are_whole_numbers(cli, tmp_path):
     good = tmp_path / "g.npy"
     np.save(good, np.zeros(4, dtype=np.float32))

@@ -208,6 +208,14 @@ def test_bad_requests_raise_bad_request_error(client, model_id, kw, param):
     assert e.value.body["type"] == "invalid_request_error" and e.value.body["message"]
 
 
+def test_tiny_temperature_is_greedy(client, model_id):
+    want = chat(client, model_id, temperature=0).choices[0].message.content
+    assert chat(client, model_id, temperature=1e-40).choices[0].message.content == want
+    chunks = list(chat(client, model_id, temperature=1e-40, stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == want
+    assert chunks[-1].choices[0].finish_reason in ("stop", "length")
+
+
 def test_unknown_model_is_404(client):
     with pytest.raises(openai.NotFoundError) as e:
         chat(client, "gpt-4o")
