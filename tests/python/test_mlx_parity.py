@@ -138,7 +138,14 @@ def classify(got, case):
     if same(got, want):
         return "identical"
     exact = exact_mlx_semantics(case)
-    if same(got, exact) and not same(want, exact):
+    # float64 keeps probabilities that float32 cannot hold (its smallest
+    # subnormal is 1.4e-45; low temperatures on 152K ids reach 1e-47): such
+    # tokens are 0 or a few ulps in any float32 pipeline, so their support
+    # is not compared.
+    unrepresentable = exact < 8 * float(np.finfo(F32).smallest_subnormal)
+    got32 = np.where(unrepresentable, 0.0, got)
+    exact32 = np.where(unrepresentable, 0.0, exact)
+    if same(got32, exact32) and not same(want, exact):
         return "mlx_f32"
     return "mismatch"
 
