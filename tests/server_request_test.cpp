@@ -122,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(
     All, ServerRequestBad,
     ::testing::Values(
         BadCase{R"("temperature": 2.5)", "temperature"},
-        BadCase{R"("temperature": "hot")", "temperature"}, BadCase{R"("top_p": 0)", "top_p"},
+        BadCase{R"("temperature": "hot")", "temperature"}, BadCase{R"("top_p": -0.1)", "top_p"},
         BadCase{R"("top_p": 1.5)", "top_p"}, BadCase{R"("top_k": -2)", "top_k"},
         BadCase{R"("top_k": 1.5)", "top_k"}, BadCase{R"("min_p": -0.1)", "min_p"},
         BadCase{R"("repetition_penalty": 0)", "repetition_penalty"},
@@ -172,6 +172,13 @@ TEST(ServerRequest, CanonicalLogitBiasKeysAreTokenIds) {
   for (const auto& [id, bias] : r.penalties.logit_bias) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
   EXPECT_EQ(ids, (std::vector<std::int32_t>{0, 17, 2147483647}));
+}
+
+TEST(ServerRequest, TopPZeroIsOff) {
+  // mlx-lm's default top_p is 0; like 1, it turns the filter off.
+  EXPECT_EQ(chat(R"("top_p": 0)").sampler.top_p, 0.0f);
+  EXPECT_NO_THROW(chat(R"("top_p": 0)").sampler.validate());
+  EXPECT_EQ(chat(R"("top_p": 1)").sampler.top_p, 1.0f);
 }
 
 TEST(ServerRequest, TinyTemperatureIsGreedy) {

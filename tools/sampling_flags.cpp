@@ -31,7 +31,8 @@ std::int32_t parse_token_id(std::string_view s, const char* flag) {
 void SamplingFlags::add_to(CLI::App& app) {
   app.add_option("--temperature", temperature, "Temperature; below 1e-5 (0 included) = greedy")
       ->capture_default_str();
-  app.add_option("--top-p", top_p, "Nucleus mass in (0, 1]; 1 = off")->capture_default_str();
+  app.add_option("--top-p", top_p, "Nucleus mass; filters only in (0, 1): 0 and >= 1 = off")
+      ->capture_default_str();
   app.add_option("--top-k", top_k, "Keep the k most likely tokens; 0 = off")->capture_default_str();
   app.add_option("--min-p", min_p, "Drop tokens below min_p * max prob; 0 = off")
       ->capture_default_str();

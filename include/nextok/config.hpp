@@ -31,7 +31,7 @@ FilterOrder parse_filter_order(const char* text);
 
 struct SamplerConfig {
   float temperature = 0.0f;  // < kGreedyTemperature (0 included) = greedy
-  float top_p = 1.0f;        // active when 0 < top_p < 1
+  float top_p = 1.0f;        // active when 0 < top_p < 1; 0 and >= 1 are off
   std::int32_t top_k = 0;    // active when 0 < top_k < V
   float min_p = 0.0f;        // active when min_p > 0
   std::optional<std::uint64_t> seed;

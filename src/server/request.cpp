@@ -237,13 +237,9 @@ void parse_sampling(const json& body, ApiRequest& r, const RequestLimits& limits
   r.sampler.temperature = 1.0f;
   if (const json* v = field(body, "temperature"))
     r.sampler.temperature = static_cast<float>(number(*v, "temperature", 0.0, 2.0));
-  if (const json* v = field(body, "top_p")) {
+  // top_p 0 and 1 are both "off" (mlx-lm's default is 0); OpenAI's range.
+  if (const json* v = field(body, "top_p"))
     r.sampler.top_p = static_cast<float>(number(*v, "top_p", 0.0, 1.0));
-    if (r.sampler.top_p <= 0.0f)
-      throw ApiError::bad_param("top_p",
-                                "'top_p' must be greater than 0 (use temperature 0 for greedy).",
-                                "out_of_range");
-  }
   if (const json* v = field(body, "top_k")) {
     const auto k = integer(*v, "top_k", -1, std::numeric_limits<std::int32_t>::max());
     r.sampler.top_k = k <= 0 ? 0 : static_cast<std::int32_t>(k);

@@ -481,7 +481,7 @@ TEST(CudaApi, DlpackImportAndValidation) {
     }
   };
   cuda::RowParams bad;
-  bad.top_p = 0.0f;
+  bad.top_p = -0.1f;  // 0 is "off", as on the host
   expect_bad(bad, "top_p");
   bad = {};
   bad.temperature = 1e-40f;  // greedy range: RowParams::from passes 0

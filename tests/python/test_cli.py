@@ -72,7 +72,7 @@ def test_errors_are_clear_and_do_not_crash(cli, tmp_path):
 
     ok = tmp_path / "ok.npy"
     np.save(ok, np.zeros(10, dtype=np.float32))
-    for flags, word in [(["--top-p", "1.5"], "top_p"), (["--temperature", "-1"], "temperature"),
+    for flags, word in [(["--top-p", "-0.5"], "top_p"), (["--temperature", "-1"], "temperature"),
                         (["--logit-bias", "3"], "ID=BIAS"), (["--history", "1,x"], "history"),
                         (["--filter-order", "vllm"], "filter_order"), (["--dtype", "bf16"], "dtype")]:
         r = run_cli(cli, "explain", "--logits", ok, *flags, check=False)
@@ -94,6 +94,18 @@ def test_logit_bias_ids_are_canonical_and_inside_the_vocabulary(cli, tmp_path):
     out = json.loads(run_cli(cli, "explain", "--logits", ok, "--json", "--logit-bias", "9=-inf",
                              "--logit-bias", "0=1.5").stdout)
     assert 9 not in out["final"]["ids"] and 0 in out["final"]["ids"]
+
+
+def test_top_p_zero_and_above_one_are_off(cli, tmp_path):
+    p = tmp_path / "l.npy"
+    np.save(p, np.random.default_rng(3).standard_normal(300).astype(np.float32))
+    for order in ["spec", "mlx_lm", "top_k_first"]:
+        base = ["explain", "--logits", p, "--json", "--filter-order", order, "--top-k", 40]
+        want = json.loads(run_cli(cli, *base, "--top-p", "1").stdout)["final"]
+        assert len(want["ids"]) == 40
+        for top_p in ["0", "1.5"]:
+            got = json.loads(run_cli(cli, *base, "--top-p", top_p).stdout)["final"]
+            assert got == want, (order, top_p)
 
 
 def test_tiny_temperature_is_greedy(cli, tmp_path):

@@ -216,6 +216,12 @@ def test_tiny_temperature_is_greedy(client, model_id):
     assert chunks[-1].choices[0].finish_reason in ("stop", "length")
 
 
+def test_top_p_zero_is_off(client, model_id):
+    a = chat(client, model_id, temperature=0.9, seed=11, top_p=0)
+    b = chat(client, model_id, temperature=0.9, seed=11, top_p=1)
+    assert a.choices[0].message.content == b.choices[0].message.content
+
+
 def test_unknown_model_is_404(client):
     with pytest.raises(openai.NotFoundError) as e:
         chat(client, "gpt-4o")
