@@ -196,6 +196,22 @@ TEST(ServerRequest, TinyTemperatureIsGreedy) {
   EXPECT_TRUE(chat(R"("temperature": 1e-5)").sampler.sampling_active());
 }
 
+TEST(ServerRequest, OnlyOneChoiceMessageStatesTheRealLimit) {
+  for (const char* n : {"0", "2", "200", "-1"}) {
+    const ApiError e = error_of("{" + kMsgs + R"(, "n": )" + n + "}");
+    EXPECT_EQ(e.status(), 400) << n;
+    EXPECT_EQ(e.param(), "n") << n;
+    const auto msg = e.to_json()["error"]["message"].get<std::string>();
+    EXPECT_NE(msg.find("only n = 1 is supported"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("128"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(error_of("{" + kMsgs + R"(, "n": 1})").status(), 0);
+  const ApiError e = error_of(R"({"prompt": "a", "best_of": 500})", Endpoint::kCompletion);
+  EXPECT_EQ(e.param(), "best_of");
+  const auto msg = e.to_json()["error"]["message"].get<std::string>();
+  EXPECT_NE(msg.find("only best_of = 1 is supported"), std::string::npos) << msg;
+}
+
 TEST(ServerRequest, MalformedBodies) {
   for (const char* body : {"", "{", "[1,2]", "null", "{\"messages\": }", "\"x\"", "1.5E+5555555515",
                            "{\"temperature\": 1e99999}"}) {

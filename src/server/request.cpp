@@ -358,17 +358,27 @@ void parse_speculative(const json& body, ApiRequest& r) {
   r.speculative = true;
 }
 
+// n and best_of: integers, of which only 1 is supported.
+void only_one(const json& body, const char* name) {
+  const json* v = field(body, name);
+  if (!v) return;
+  const std::int64_t x = integer(*v, name, std::numeric_limits<std::int64_t>::min(),
+                                 std::numeric_limits<std::int64_t>::max());
+  if (x != 1) {
+    unsupported(name, std::string("'") + name + "' is " + std::to_string(x) + "; only " + name +
+                          " = 1 is supported.");
+  }
+}
+
 void parse_unsupported(const json& body, const ApiRequest& r) {
-  if (const json* n = field(body, "n"); n && integer(*n, "n", 1, 128) != 1)
-    unsupported("n", "only n = 1 is supported.");
+  only_one(body, "n");
   if (const json* t = field(body, "tools"); t && !(t->is_array() && t->empty()))
     unsupported("tools", "tools are not supported.");
   if (field(body, "functions")) unsupported("functions", "functions are not supported.");
   if (r.endpoint == Endpoint::kCompletion) {
     if (const json* e = field(body, "echo"); e && boolean(*e, "echo"))
       unsupported("echo", "echo is not supported.");
-    if (const json* b = field(body, "best_of"); b && integer(*b, "best_of", 1, 128) != 1)
-      unsupported("best_of", "only best_of = 1 is supported.");
+    only_one(body, "best_of");
     if (const json* s = field(body, "suffix");
         s && !(s->is_string() && s->get<std::string>().empty()))
       unsupported("suffix", "suffix is not supported.");

@@ -208,6 +208,13 @@ def test_bad_requests_raise_bad_request_error(client, model_id, kw, param):
     assert e.value.body["type"] == "invalid_request_error" and e.value.body["message"]
 
 
+def test_n_error_states_the_real_limit(client, model_id):
+    with pytest.raises(openai.BadRequestError) as e:
+        chat(client, model_id, n=200)  # was "between 1 and 128"
+    assert e.value.body["param"] == "n"
+    assert "only n = 1" in e.value.body["message"] and "128" not in e.value.body["message"]
+
+
 def test_tiny_temperature_is_greedy(client, model_id):
     want = chat(client, model_id, temperature=0).choices[0].message.content
     assert chat(client, model_id, temperature=1e-40).choices[0].message.content == want
