@@ -39,9 +39,10 @@ TEST(BadInput, ConfigValidationNamesTheParameter) {
   bad_sampler([](SamplerConfig& c) { c.temperature = -0.1f; }, "temperature");
   bad_sampler([](SamplerConfig& c) { c.temperature = NAN; }, "temperature");
   bad_sampler([](SamplerConfig& c) { c.temperature = INFINITY; }, "temperature");
-  bad_sampler([](SamplerConfig& c) { c.top_p = 0.0f; }, "top_p");
-  bad_sampler([](SamplerConfig& c) { c.top_p = 1.5f; }, "top_p");
+  bad_sampler([](SamplerConfig& c) { c.top_p = -0.1f; }, "top_p");
+  bad_sampler([](SamplerConfig& c) { c.top_p = -0.0f - 1e-30f; }, "top_p");
   bad_sampler([](SamplerConfig& c) { c.top_p = NAN; }, "top_p");
+  bad_sampler([](SamplerConfig& c) { c.top_p = INFINITY; }, "top_p");
   bad_sampler([](SamplerConfig& c) { c.top_k = -1; }, "top_k");
   bad_sampler([](SamplerConfig& c) { c.min_p = -0.1f; }, "min_p");
   bad_sampler([](SamplerConfig& c) { c.min_p = NAN; }, "min_p");
@@ -64,6 +65,11 @@ TEST(BadInput, ConfigValidationNamesTheParameter) {
   ok.min_p = 1.0f;
   ok.top_logprobs_k = 20;
   EXPECT_NO_THROW(ok.validate());
+  // top_p 0 (mlx-lm's default), -0 and anything >= 1 are "off", not errors.
+  for (float p : {0.0f, -0.0f, 1.5f, 1e30f}) {
+    ok.top_p = p;
+    EXPECT_NO_THROW(ok.validate()) << p;
+  }
   EXPECT_THROW(parse_filter_order("mlx"), Error);
   EXPECT_EQ(parse_filter_order("mlx_lm"), FilterOrder::kMlxLm);
   EXPECT_EQ(parse_filter_order("top_k_first"), FilterOrder::kTopKFirst);
@@ -82,6 +88,14 @@ TEST(BadInput, CudaRowParamsTakeSpecAndTopKFirstOnly) {
   EXPECT_EQ(cuda::RowParams::from(sampling(), {}).filter_order, FilterOrder::kSpec);
   c.filter_order = FilterOrder::kMlxLm;
   expect_code([&] { (void)cuda::RowParams::from(c, {}); }, ErrorCode::kUnsupported, "filter_order");
+  // The kernels divide by any temperature > 0: the greedy range goes as 0.
+  c = sampling();
+  c.temperature = 1e-40f;
+  c.top_p = 0.0f;  // off, passed through (the kernels test 0 < top_p < 1)
+  EXPECT_EQ(cuda::RowParams::from(c, {}).temperature, 0.0f);
+  EXPECT_EQ(cuda::RowParams::from(c, {}).top_p, 0.0f);
+  c.temperature = 0.7f;
+  EXPECT_EQ(cuda::RowParams::from(c, {}).temperature, 0.7f);
 }
 
 TEST(BadInput, NanLogitsAreAnErrorOnEveryPath) {

@@ -296,7 +296,7 @@ TEST(DecodeLoop, CancelAndBadOptions) {
   o.max_tokens = 0;
   expect_param(o, default_prompt(), "max_tokens");
   o = opt;
-  o.sampler.top_p = 2.0f;
+  o.sampler.top_p = -0.5f;  // 0 and >= 1 are "off"; negative is an error
   expect_param(o, default_prompt(), "top_p");
   o = opt;
   o.stop = {""};

@@ -434,6 +434,21 @@ TEST(JsonSchemaKeywords, RefUnresolvableIsAnErrorNamingThePointer) {
   EXPECT_EQ(schema_error(R"({"$ref":5})"), "invalid_argument /$ref");
 }
 
+TEST(JsonSchemaKeywords, RefArrayIndexIsRfc6901) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"allOf":[{"type":"integer"}],"$ref":"#/allOf/0"})", {"1"}, {R"("s")"});
+  // Too large for any integer type: an invalid-argument error, not std::out_of_range.
+  EXPECT_EQ(schema_error(R"({"allOf":[{"type":"integer"}],"$ref":"#/allOf/99999999999999999999"})"),
+            "invalid_argument /$ref");
+  // RFC 6901 array indexes have no leading zeros, signs or spaces; "-" is
+  // past the end.
+  for (const char* index : {"01", "00", "+0", "-0", " 0", "0 ", "-", "1", "0x0"}) {
+    const std::string schema =
+        std::string(R"({"allOf":[{"type":"integer"}],"$ref":"#/allOf/)") + index + R"("})";
+    EXPECT_EQ(schema_error(schema), "invalid_argument /$ref") << index;
+  }
+}
+
 // --- strings --------------------------------------------------------------------
 
 TEST(JsonSchemaKeywords, MinMaxLengthCountCodePoints) {

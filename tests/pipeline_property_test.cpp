@@ -134,6 +134,40 @@ TEST(Pipeline, TemperatureZeroIsGreedyOverProcessedLogits) {
   }
 }
 
+TEST(Pipeline, TemperatureBelowTheGreedyThresholdIsGreedy) {
+  // 1/T overflows float below ~3e-39; below kGreedyTemperature (vLLM's
+  // 1e-5) the step is the argmax, in every order, whatever the filters.
+  std::mt19937_64 g(9);
+  Workspace ws;
+  for (FilterOrder order : {FilterOrder::kSpec, FilterOrder::kMlxLm, FilterOrder::kTopKFirst}) {
+    for (float t : {1e-45f, 1e-40f, 1e-30f, 1e-6f, std::nextafter(kGreedyTemperature, 0.0f)}) {
+      auto l = test::random_logits(g, 1000, false);
+      SamplerConfig c;
+      c.temperature = t;
+      c.top_p = 0.9f;
+      c.top_k = 50;
+      c.filter_order = order;
+      ASSERT_NO_THROW(c.validate());
+      EXPECT_FALSE(c.sampling_active());
+      PenaltyConfig p;
+      p.presence_penalty = 0.5f;
+      const std::vector<std::int32_t> hist = {1, 2, 3};
+      const StepInput in{LogitsView::f32(l), {}, hist};
+      Pcg32 rng = Pcg32::for_seed(1);
+      const std::int32_t want = argmax_with_penalties(in, p, ws);
+      EXPECT_EQ(sample_token(in, c, p, rng, ws), want) << t;
+      const Distribution d = sampling_distribution(in, c, p, ws);
+      EXPECT_EQ(d.ids, std::vector<std::int32_t>{want}) << t;
+      Sampler s(c, p);
+      EXPECT_EQ(s.next(LogitsView::f32(l)).token,
+                argmax_with_penalties({in.logits, {}, {}}, p, ws));
+    }
+  }
+  SamplerConfig c;
+  c.temperature = kGreedyTemperature;  // the threshold itself samples
+  EXPECT_TRUE(c.sampling_active());
+}
+
 TEST(Pipeline, SamplerPicksTheSamePathsAsTheFreeFunctions) {
   std::mt19937_64 g(6);
   auto l = test::random_logits(g, 1000, false);

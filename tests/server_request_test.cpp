@@ -2,7 +2,9 @@
 // good input maps onto the sampler, penalties, constraint and stream options.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "server/api_error.hpp"
 #include "server/request.hpp"
@@ -120,13 +122,25 @@ INSTANTIATE_TEST_SUITE_P(
     All, ServerRequestBad,
     ::testing::Values(
         BadCase{R"("temperature": 2.5)", "temperature"},
-        BadCase{R"("temperature": "hot")", "temperature"}, BadCase{R"("top_p": 0)", "top_p"},
+        BadCase{R"("temperature": "hot")", "temperature"}, BadCase{R"("top_p": -0.1)", "top_p"},
         BadCase{R"("top_p": 1.5)", "top_p"}, BadCase{R"("top_k": -2)", "top_k"},
         BadCase{R"("top_k": 1.5)", "top_k"}, BadCase{R"("min_p": -0.1)", "min_p"},
         BadCase{R"("repetition_penalty": 0)", "repetition_penalty"},
         BadCase{R"("presence_penalty": 3)", "presence_penalty"},
         BadCase{R"("frequency_penalty": -2.1)", "frequency_penalty"},
         BadCase{R"("logit_bias": {"abc": 1})", "logit_bias"},
+        // Only the canonical decimal spelling is a token id.
+        BadCase{R"("logit_bias": {" 1": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"1 ": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"+1": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"01": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"00": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"-0": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"-1": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"1e3": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"2147483648": 1})", "logit_bias"},
+        BadCase{R"("logit_bias": {"99999999999999999999": 1})", "logit_bias"},
         BadCase{R"("logit_bias": {"5": 101})", "logit_bias.5"},
         BadCase{R"("logit_bias": [1])", "logit_bias"}, BadCase{R"("seed": "x")", "seed"},
         BadCase{R"("seed": 0.5)", "seed"}, BadCase{R"("max_tokens": 0)", "max_tokens"},
@@ -150,6 +164,53 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"("stream": "yes")", "stream"},
         BadCase{R"("tools": [{"type": "function"}])", "tools"},
         BadCase{R"("thinking_budget": -1)", "thinking_budget"}, BadCase{R"("model": 5)", "model"}));
+
+TEST(ServerRequest, CanonicalLogitBiasKeysAreTokenIds) {
+  const ApiRequest r = chat(R"("logit_bias": {"0": 1, "17": -2, "2147483647": 3})");
+  ASSERT_EQ(r.penalties.logit_bias.size(), 3u);
+  std::vector<std::int32_t> ids;
+  for (const auto& [id, bias] : r.penalties.logit_bias) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::int32_t>{0, 17, 2147483647}));
+}
+
+TEST(ServerRequest, TopPZeroIsOff) {
+  // mlx-lm's default top_p is 0; like 1, it turns the filter off.
+  EXPECT_EQ(chat(R"("top_p": 0)").sampler.top_p, 0.0f);
+  EXPECT_NO_THROW(chat(R"("top_p": 0)").sampler.validate());
+  EXPECT_EQ(chat(R"("top_p": 1)").sampler.top_p, 1.0f);
+}
+
+TEST(ServerRequest, TinyTemperatureIsGreedy) {
+  // Below kGreedyTemperature (vLLM's 1e-5) the request is greedy: it
+  // validates and may use greedy-only features such as speculation.
+  for (const char* t : {"1e-40", "1e-6", "9e-6"}) {
+    const ApiRequest r = chat(std::string(R"("temperature": )") + t);
+    EXPECT_NO_THROW(r.sampler.validate()) << t;
+    EXPECT_FALSE(r.sampler.sampling_active()) << t;
+    EXPECT_EQ(
+        error_of("{" + kMsgs + R"(, "speculative": "ngram", "temperature": )" + t + "}").status(),
+        0)
+        << t;
+  }
+  EXPECT_TRUE(chat(R"("temperature": 1e-5)").sampler.sampling_active());
+}
+
+TEST(ServerRequest, OnlyOneChoiceMessageStatesTheRealLimit) {
+  for (const char* n : {"0", "2", "200", "-1"}) {
+    const ApiError e = error_of("{" + kMsgs + R"(, "n": )" + n + "}");
+    EXPECT_EQ(e.status(), 400) << n;
+    EXPECT_EQ(e.param(), "n") << n;
+    const auto msg = e.to_json()["error"]["message"].get<std::string>();
+    EXPECT_NE(msg.find("only n = 1 is supported"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("128"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(error_of("{" + kMsgs + R"(, "n": 1})").status(), 0);
+  const ApiError e = error_of(R"({"prompt": "a", "best_of": 500})", Endpoint::kCompletion);
+  EXPECT_EQ(e.param(), "best_of");
+  const auto msg = e.to_json()["error"]["message"].get<std::string>();
+  EXPECT_NE(msg.find("only best_of = 1 is supported"), std::string::npos) << msg;
+}
 
 TEST(ServerRequest, MalformedBodies) {
   for (const char* body : {"", "{", "[1,2]", "null", "{\"messages\": }", "\"x\"", "1.5E+5555555515",

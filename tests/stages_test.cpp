@@ -76,6 +76,24 @@ TEST(Stages, TopPKnownAnswers) {
   EXPECT_EQ(dist_of(probs_to_logits(kP), c).size(), 4u);
 }
 
+TEST(Stages, TopPZeroAndAtLeastOneAreOffInEveryOrder) {
+  // Only 0 < top_p < 1 filters: 0 is mlx-lm's default "off", as is 1.
+  for (FilterOrder order : {FilterOrder::kSpec, FilterOrder::kMlxLm, FilterOrder::kTopKFirst}) {
+    for (std::int32_t k : {0, 3}) {
+      SamplerConfig off = t1();
+      off.filter_order = order;
+      off.top_k = k;
+      const auto want = dist_of(probs_to_logits(kP), off);
+      EXPECT_EQ(want.size(), k == 0 ? 4u : 3u);
+      for (float p : {0.0f, -0.0f, 1.0f, 1.5f}) {
+        SamplerConfig c = off;
+        c.top_p = p;
+        expect_dist(dist_of(probs_to_logits(kP), c), want);
+      }
+    }
+  }
+}
+
 TEST(Stages, MinPKnownAnswers) {
   SamplerConfig c = t1();
   c.min_p = 0.26f;  // cutoff 0.104

@@ -35,17 +35,13 @@ class RecordingModel final : public Model {
   Model& inner_;
 };
 
-std::vector<std::int32_t> parse_ids(const std::string& text) {
+std::vector<std::int32_t> parse_ids(std::string_view text) {
   std::vector<std::int32_t> out;
   std::size_t i = 0;
   while (i < text.size()) {
     std::size_t end = text.find(',', i);
     if (end == std::string::npos) end = text.size();
-    try {
-      out.push_back(static_cast<std::int32_t>(std::stol(text.substr(i, end - i))));
-    } catch (const std::exception&) {
-      throw Error(ErrorCode::kInvalidArgument, "prompt-ids", "not a token id list: " + text);
-    }
+    out.push_back(parse_token_id(text.substr(i, end - i), "prompt-ids"));
     i = end + 1;
   }
   return out;
@@ -127,7 +123,7 @@ GenerateSession::GenerateSession(GenerateArgs& a) : a_(a) {
   // Sampling, stops, logprobs.
   opt_.sampler = a.sampling.sampler();
   opt_.sampler.top_logprobs_k = a.logprobs;
-  opt_.penalties = a.sampling.penalties();
+  opt_.penalties = a.sampling.penalties(static_cast<std::int64_t>(tok.vocab().size()));
   opt_.max_tokens = a.max_tokens;
   opt_.stop = a.stop;
 

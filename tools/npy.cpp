@@ -1,5 +1,6 @@
 #include "npy.hpp"
 
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -54,12 +55,15 @@ NpyArray read_npy(const std::string& path) {
   std::stringstream ss(mm[1].str());
   std::string item;
   while (std::getline(ss, item, ',')) {
-    if (item.find_first_not_of(" \t") == std::string::npos) continue;
-    try {
-      a.shape.push_back(std::stoll(item));
-    } catch (...) {
-      fail(path, "bad shape entry '" + item + "'");
-    }
+    const auto first = item.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    const auto last = item.find_last_not_of(" \t");
+    // The whole entry is the number: "12abc" is not a dimension of 12.
+    std::int64_t d = 0;
+    const char* end = item.data() + last + 1;
+    const auto [p, ec] = std::from_chars(item.data() + first, end, d);
+    if (ec != std::errc{} || p != end) fail(path, "bad shape entry '" + item + "'");
+    a.shape.push_back(d);
   }
   if (a.shape.empty() || a.shape.size() > 2) fail(path, "expected a 1-D [V] or 2-D [B, V] array");
   std::int64_t count = 1;

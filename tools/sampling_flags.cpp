@@ -1,6 +1,8 @@
 #include "sampling_flags.hpp"
 
+#include <charconv>
 #include <sstream>
+#include <utility>
 
 #include "nextok/error.hpp"
 
@@ -11,22 +13,26 @@ namespace {
   throw Error(ErrorCode::kInvalidArgument, flag, std::string("--") + flag + ": " + why);
 }
 
-std::int32_t parse_id(const std::string& s, const char* flag) {
-  try {
-    std::size_t used = 0;
-    const long long v = std::stoll(s, &used);
-    if (used != s.size() || v < INT32_MIN || v > INT32_MAX) throw 0;
-    return static_cast<std::int32_t>(v);
-  } catch (...) {
-    bad(flag, "'" + s + "' is not a token id");
-  }
-}
-
 }  // namespace
 
+std::int32_t parse_token_id(std::string_view s, const char* flag) {
+  // from_chars takes no '+' or spaces; the first-digit test rules out '-'
+  // and leading zeros, so every id has exactly one spelling.
+  if (!s.empty() && s[0] >= '0' && s[0] <= '9' && (s[0] != '0' || s.size() == 1)) {
+    std::int32_t id = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
+    if (ec == std::errc{} && p == s.data() + s.size()) return id;
+  }
+  bad(flag, "'" + std::string(s) +
+                "' is not a token id (a decimal integer in [0, 2^31) without sign, spaces or "
+                "leading zeros)");
+}
+
 void SamplingFlags::add_to(CLI::App& app) {
-  app.add_option("--temperature", temperature, "Temperature; 0 = greedy")->capture_default_str();
-  app.add_option("--top-p", top_p, "Nucleus mass in (0, 1]; 1 = off")->capture_default_str();
+  app.add_option("--temperature", temperature, "Temperature; below 1e-5 (0 included) = greedy")
+      ->capture_default_str();
+  app.add_option("--top-p", top_p, "Nucleus mass; filters only in (0, 1): 0 and >= 1 = off")
+      ->capture_default_str();
   app.add_option("--top-k", top_k, "Keep the k most likely tokens; 0 = off")->capture_default_str();
   app.add_option("--min-p", min_p, "Drop tokens below min_p * max prob; 0 = off")
       ->capture_default_str();
@@ -39,7 +45,8 @@ void SamplingFlags::add_to(CLI::App& app) {
   app.add_option("--logit-bias", logit_bias, "ID=BIAS, repeatable; BIAS may be -inf");
   app.add_option("--history", history, "Penalty window token ids, oldest first: ID,ID,...");
   app.add_option("--window", window, "Penalty window size")->capture_default_str();
-  app.add_option("--filter-order", filter_order, "spec | mlx_lm | top_k_first")->capture_default_str();
+  app.add_option("--filter-order", filter_order, "spec | mlx_lm | top_k_first")
+      ->capture_default_str();
   app.add_option("--seed", seed, "PCG32 seed")->capture_default_str();
 }
 
@@ -55,7 +62,7 @@ SamplerConfig SamplingFlags::sampler() const {
   return c;
 }
 
-PenaltyConfig SamplingFlags::penalties() const {
+PenaltyConfig SamplingFlags::penalties(std::int64_t vocab) const {
   PenaltyConfig p;
   p.repetition_penalty = repetition_penalty;
   p.presence_penalty = presence_penalty;
@@ -64,16 +71,17 @@ PenaltyConfig SamplingFlags::penalties() const {
   for (const std::string& item : logit_bias) {
     const auto eq = item.find('=');
     if (eq == std::string::npos) bad("logit-bias", "expected ID=BIAS, got '" + item + "'");
-    const std::int32_t id = parse_id(item.substr(0, eq), "logit-bias");
+    const std::int32_t id = parse_token_id(std::string_view(item).substr(0, eq), "logit-bias");
+    // The library skips ids outside the row; a flag naming one is a mistake.
+    if (id >= vocab) {
+      bad("logit-bias", "token " + std::to_string(id) + " is outside the vocabulary [0, " +
+                            std::to_string(vocab) + ")");
+    }
     const std::string v = item.substr(eq + 1);
     float bias = 0.0f;
-    try {
-      std::size_t used = 0;
-      bias = std::stof(v, &used);
-      if (used != v.size()) throw 0;
-    } catch (...) {
-      bad("logit-bias", "'" + v + "' is not a number");
-    }
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), bias);
+    if (ec != std::errc{} || end != v.data() + v.size())
+      bad("logit-bias", "'" + v + "' is not a float or -inf");
     p.logit_bias.emplace_back(id, bias);
   }
   p.validate();
@@ -85,7 +93,7 @@ std::vector<std::int32_t> SamplingFlags::history_ids() const {
   std::stringstream ss(history);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    if (!item.empty()) ids.push_back(parse_id(item, "history"));
+    if (!item.empty()) ids.push_back(parse_token_id(item, "history"));
   }
   return ids;
 }
@@ -112,7 +120,9 @@ LoadedLogits load_logits(const LogitsFlags& flags) {
 }
 
 PreparedStep prepare_step(const LogitsFlags& logits, const SamplingFlags& sampling) {
-  return {load_logits(logits), sampling.sampler(), sampling.penalties(), sampling.history_ids()};
+  LoadedLogits l = load_logits(logits);
+  const std::int64_t vocab = l.view.vocab;
+  return {std::move(l), sampling.sampler(), sampling.penalties(vocab), sampling.history_ids()};
 }
 
 }  // namespace nextok::tools

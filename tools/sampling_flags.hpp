@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nextok/config.hpp"
@@ -30,9 +31,15 @@ struct SamplingFlags {
   void add_to(CLI::App& app);
   // Throws nextok::Error{kInvalidArgument} on malformed flags.
   SamplerConfig sampler() const;
-  PenaltyConfig penalties() const;
+  // --logit-bias ids must lie in [0, vocab): the row the bias applies to.
+  PenaltyConfig penalties(std::int64_t vocab) const;
   std::vector<std::int32_t> history_ids() const;
 };
+
+// A token id flag value: the canonical decimal spelling of an id in
+// [0, 2^31) ("7", not "+7", "07" or " 7"). Throws kInvalidArgument naming
+// the flag otherwise.
+std::int32_t parse_token_id(std::string_view s, const char* flag);
 
 // --logits FILE --dtype f32|bf16 --row B
 struct LogitsFlags {

@@ -11,6 +11,10 @@ namespace nextok {
 inline constexpr std::uint64_t kDefaultSeed = 0xA7A7;
 inline constexpr std::uint32_t kMaxTopLogprobs = 20;
 inline constexpr std::uint32_t kDefaultPenaltyWindow = 20;
+// Temperatures below this are greedy, as in vLLM (_SAMPLING_EPS): dividing
+// logits by a tinier temperature overflows float (1/1e-40 is +inf) and the
+// draw would be an argmax anyway.
+inline constexpr float kGreedyTemperature = 1e-5f;
 
 // Where temperature sits relative to the top-p/min-p/top-k filters.
 //  kSpec:  temperature + softmax, then the filters on those probabilities.
@@ -26,8 +30,8 @@ const char* filter_order_name(FilterOrder order) noexcept;
 FilterOrder parse_filter_order(const char* text);
 
 struct SamplerConfig {
-  float temperature = 0.0f;  // 0 = greedy
-  float top_p = 1.0f;        // active when 0 < top_p < 1
+  float temperature = 0.0f;  // < kGreedyTemperature (0 included) = greedy
+  float top_p = 1.0f;        // active when 0 < top_p < 1; 0 and >= 1 are off
   std::int32_t top_k = 0;    // active when 0 < top_k < V
   float min_p = 0.0f;        // active when min_p > 0
   std::optional<std::uint64_t> seed;
@@ -35,7 +39,7 @@ struct SamplerConfig {
   FilterOrder filter_order = FilterOrder::kSpec;
 
   std::uint64_t seed_or_default() const noexcept { return seed.value_or(kDefaultSeed); }
-  bool sampling_active() const noexcept { return temperature > 0.0f; }
+  bool sampling_active() const noexcept { return temperature >= kGreedyTemperature; }
   // Throws Error{kInvalidArgument, param} naming the first bad field.
   void validate() const;
 };

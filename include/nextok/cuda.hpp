@@ -41,8 +41,8 @@ bool device_available() noexcept;
 // Sampling parameters of one row; the host fills one per request each step.
 // filter_order kSpec or kTopKFirst (mlx_lm order is host-only for now).
 struct RowParams {
-  float temperature = 0.0f;  // 0 = greedy over the processed logits
-  float top_p = 1.0f;
+  float temperature = 0.0f;  // 0 = greedy; (0, kGreedyTemperature) is an error here
+  float top_p = 1.0f;        // active when 0 < top_p < 1
   std::int32_t top_k = 0;
   float min_p = 0.0f;
   float repetition_penalty = 1.0f;

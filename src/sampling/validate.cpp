@@ -77,9 +77,11 @@ FilterOrder parse_filter_order(const char* text) {
 
 void SamplerConfig::validate() const {
   if (!std::isfinite(temperature) || temperature < 0.0f)
-    bad("temperature", "must be finite and >= 0 (0 = greedy), got " + num(temperature));
-  if (std::isnan(top_p) || !(top_p > 0.0f && top_p <= 1.0f))
-    bad("top_p", "must be in (0, 1] (1 = off), got " + num(top_p));
+    bad("temperature", "must be finite and >= 0 (below " + num(kGreedyTemperature) +
+                           " = greedy), got " + num(temperature));
+  // Only 0 < top_p < 1 filters; 0 (mlx-lm's default) and >= 1 are off.
+  if (!std::isfinite(top_p) || top_p < 0.0f)
+    bad("top_p", "must be finite and >= 0 (0 or >= 1 = off), got " + num(top_p));
   if (top_k < 0) bad("top_k", "must be >= 0 (0 = off), got " + std::to_string(top_k));
   if (std::isnan(min_p) || !(min_p >= 0.0f && min_p <= 1.0f))
     bad("min_p", "must be in [0, 1] (0 = off), got " + num(min_p));

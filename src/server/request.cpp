@@ -1,8 +1,10 @@
 #include "request.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "api_error.hpp"
 
@@ -219,17 +221,25 @@ void parse_stop(const json& body, ApiRequest& r, const RequestLimits& limits) {
   }
 }
 
+// A logit_bias key: the canonical decimal spelling of an id in [0, 2^31), so
+// that each token has exactly one key (" 1", "+1", "01" are not ids).
+std::optional<std::int32_t> token_id_key(const std::string& key) {
+  if (key.empty() || (key[0] == '0' && key.size() > 1) || key[0] < '0' || key[0] > '9')
+    return std::nullopt;
+  std::int32_t id = 0;
+  const char* end = key.data() + key.size();
+  const auto [p, ec] = std::from_chars(key.data(), end, id);
+  if (ec != std::errc{} || p != end) return std::nullopt;
+  return id;
+}
+
 void parse_sampling(const json& body, ApiRequest& r, const RequestLimits& limits) {
   r.sampler.temperature = 1.0f;
   if (const json* v = field(body, "temperature"))
     r.sampler.temperature = static_cast<float>(number(*v, "temperature", 0.0, 2.0));
-  if (const json* v = field(body, "top_p")) {
+  // top_p 0 and 1 are both "off" (mlx-lm's default is 0); OpenAI's range.
+  if (const json* v = field(body, "top_p"))
     r.sampler.top_p = static_cast<float>(number(*v, "top_p", 0.0, 1.0));
-    if (r.sampler.top_p <= 0.0f)
-      throw ApiError::bad_param("top_p",
-                                "'top_p' must be greater than 0 (use temperature 0 for greedy).",
-                                "out_of_range");
-  }
   if (const json* v = field(body, "top_k")) {
     const auto k = integer(*v, "top_k", -1, std::numeric_limits<std::int32_t>::max());
     r.sampler.top_k = k <= 0 ? 0 : static_cast<std::int32_t>(k);
@@ -263,18 +273,14 @@ void parse_sampling(const json& body, ApiRequest& r, const RequestLimits& limits
     }
     for (const auto& [key, bias] : v->items()) {
       const std::string name = "logit_bias." + key;
-      std::size_t used = 0;
-      long long id = -1;
-      try {
-        id = std::stoll(key, &used);
-      } catch (const std::exception&) {
-        used = 0;
+      const std::optional<std::int32_t> id = token_id_key(key);
+      if (!id) {
+        throw ApiError::bad_param("logit_bias", "logit_bias key '" + key +
+                                                    "' is not a token id (a decimal integer "
+                                                    "without sign, spaces or leading zeros).");
       }
-      if (used != key.size() || key.empty() || id < 0 ||
-          id > std::numeric_limits<std::int32_t>::max())
-        throw ApiError::bad_param("logit_bias", "logit_bias key '" + key + "' is not a token id.");
       const float b = static_cast<float>(number(bias, name, -100.0, 100.0));
-      r.penalties.logit_bias.emplace_back(static_cast<std::int32_t>(id), b);
+      r.penalties.logit_bias.emplace_back(*id, b);
     }
   }
 }
@@ -352,17 +358,27 @@ void parse_speculative(const json& body, ApiRequest& r) {
   r.speculative = true;
 }
 
+// n and best_of: integers, of which only 1 is supported.
+void only_one(const json& body, const char* name) {
+  const json* v = field(body, name);
+  if (!v) return;
+  const std::int64_t x = integer(*v, name, std::numeric_limits<std::int64_t>::min(),
+                                 std::numeric_limits<std::int64_t>::max());
+  if (x != 1) {
+    unsupported(name, std::string("'") + name + "' is " + std::to_string(x) + "; only " + name +
+                          " = 1 is supported.");
+  }
+}
+
 void parse_unsupported(const json& body, const ApiRequest& r) {
-  if (const json* n = field(body, "n"); n && integer(*n, "n", 1, 128) != 1)
-    unsupported("n", "only n = 1 is supported.");
+  only_one(body, "n");
   if (const json* t = field(body, "tools"); t && !(t->is_array() && t->empty()))
     unsupported("tools", "tools are not supported.");
   if (field(body, "functions")) unsupported("functions", "functions are not supported.");
   if (r.endpoint == Endpoint::kCompletion) {
     if (const json* e = field(body, "echo"); e && boolean(*e, "echo"))
       unsupported("echo", "echo is not supported.");
-    if (const json* b = field(body, "best_of"); b && integer(*b, "best_of", 1, 128) != 1)
-      unsupported("best_of", "only best_of = 1 is supported.");
+    only_one(body, "best_of");
     if (const json* s = field(body, "suffix");
         s && !(s->is_string() && s->get<std::string>().empty()))
       unsupported("suffix", "suffix is not supported.");
@@ -404,7 +420,7 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint,
   if (const json* v = field(body, "thinking_budget"))
     r.thinking_budget = static_cast<std::uint32_t>(integer(*v, "thinking_budget", 0, kMaxTokens));
   parse_speculative(body, r);
-  if (r.speculative && r.sampler.temperature > 0.0f) {
+  if (r.speculative && r.sampler.sampling_active()) {
     throw ApiError::bad_param("speculative",
                               "speculative decoding is greedy: set temperature to 0 (OpenAI's "
                               "default temperature is 1).");

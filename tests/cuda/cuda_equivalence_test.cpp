@@ -470,16 +470,22 @@ TEST(CudaApi, DlpackImportAndValidation) {
   Dev<float> x(std::vector<float>(100, 0.0f));
   Dev<std::int32_t> tok(1), st(1);
   Dev<cuda::RngState> rng(std::vector<cuda::RngState>{cuda::RngState::from(Pcg32::for_seed(1))});
+  auto expect_bad = [&](const cuda::RowParams& bad, const char* param) {
+    try {
+      ctx.sample(LogitsView::cuda_rows(x.p, DType::kF32, 1, 100), std::vector{bad}, {}, rng.p,
+                 {tok.p, st.p, nullptr});
+      FAIL() << "expected kInvalidArgument";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_EQ(e.param(), param);
+    }
+  };
   cuda::RowParams bad;
-  bad.top_p = 0.0f;
-  try {
-    ctx.sample(LogitsView::cuda_rows(x.p, DType::kF32, 1, 100), std::vector{bad}, {}, rng.p,
-               {tok.p, st.p, nullptr});
-    FAIL() << "expected kInvalidArgument";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_EQ(e.param(), "top_p");
-  }
+  bad.top_p = -0.1f;  // 0 is "off", as on the host
+  expect_bad(bad, "top_p");
+  bad = {};
+  bad.temperature = 1e-40f;  // greedy range: RowParams::from passes 0
+  expect_bad(bad, "temperature");
   EXPECT_THROW(ctx.argmax(LogitsView::f32_rows(nullptr, 1, 100), nullptr, tok.p, st.p), Error);
 }
 

@@ -72,9 +72,57 @@ def test_errors_are_clear_and_do_not_crash(cli, tmp_path):
 
     ok = tmp_path / "ok.npy"
     np.save(ok, np.zeros(10, dtype=np.float32))
-    for flags, word in [(["--top-p", "1.5"], "top_p"), (["--temperature", "-1"], "temperature"),
+    for flags, word in [(["--top-p", "-0.5"], "top_p"), (["--temperature", "-1"], "temperature"),
                         (["--logit-bias", "3"], "ID=BIAS"), (["--history", "1,x"], "history"),
                         (["--filter-order", "vllm"], "filter_order"), (["--dtype", "bf16"], "dtype")]:
         r = run_cli(cli, "explain", "--logits", ok, *flags, check=False)
         assert r.returncode == 2, flags
         assert word in r.stderr, (flags, r.stderr)
+
+
+def test_logit_bias_ids_are_canonical_and_inside_the_vocabulary(cli, tmp_path):
+    ok = tmp_path / "ok.npy"
+    np.save(ok, np.zeros(10, dtype=np.float32))
+    for item in ["-1=1", "+1=1", "01=1", " 1=1", "1 =1", "=1", "10=1", "2147483648=1",
+                 "99999999999999999999=1", "1=abc", "1= 1", "1=1e99", "1=nan", "1=inf"]:
+        r = run_cli(cli, "explain", "--logits", ok, "--logit-bias", item, check=False)
+        assert r.returncode == 2, (item, r.stdout)
+        assert "logit-bias" in r.stderr or "logit_bias" in r.stderr, (item, r.stderr)
+        assert "stoll" not in r.stderr and "stof" not in r.stderr, (item, r.stderr)
+    r = run_cli(cli, "explain", "--logits", ok, "--logit-bias", "10=1", check=False)
+    assert "outside the vocabulary" in r.stderr
+    out = json.loads(run_cli(cli, "explain", "--logits", ok, "--json", "--logit-bias", "9=-inf",
+                             "--logit-bias", "0=1.5").stdout)
+    assert 9 not in out["final"]["ids"] and 0 in out["final"]["ids"]
+
+
+def test_top_p_zero_and_above_one_are_off(cli, tmp_path):
+    p = tmp_path / "l.npy"
+    np.save(p, np.random.default_rng(3).standard_normal(300).astype(np.float32))
+    for order in ["spec", "mlx_lm", "top_k_first"]:
+        base = ["explain", "--logits", p, "--json", "--filter-order", order, "--top-k", 40]
+        want = json.loads(run_cli(cli, *base, "--top-p", "1").stdout)["final"]
+        assert len(want["ids"]) == 40
+        for top_p in ["0", "1.5"]:
+            got = json.loads(run_cli(cli, *base, "--top-p", top_p).stdout)["final"]
+            assert got == want, (order, top_p)
+
+
+def test_tiny_temperature_is_greedy(cli, tmp_path):
+    p = tmp_path / "l.npy"
+    logits = np.random.default_rng(4).standard_normal(1000).astype(np.float32) * 5
+    np.save(p, logits)
+    for t in ["1e-40", "1e-30", "1e-6"]:
+        out = json.loads(run_cli(cli, "sample", "--logits", p, "--temperature", t, "--top-p", "0.9",
+                                 "--n", 5, "--json").stdout)
+        assert out["tokens"] == [int(np.argmax(logits))] * 5, t
+
+
+def test_npy_shape_entries_are_whole_numbers(cli, tmp_path):
+    good = tmp_path / "g.npy"
+    np.save(good, np.zeros(4, dtype=np.float32))
+    raw = good.read_bytes()
+    bad = tmp_path / "b.npy"
+    bad.write_bytes(raw.replace(b"(4,), }", b"(4x,),}"))  # same header length
+    r = run_cli(cli, "explain", "--logits", bad, check=False)
+    assert r.returncode == 2 and "bad shape entry" in r.stderr, r.stderr

@@ -188,6 +188,16 @@ def test_speculative_greedy_equals_plain(client, model_id):
     (dict(temperature=3), "temperature"),
     (dict(presence_penalty=2.5), "presence_penalty"),
     (dict(logit_bias={"99999999": 1}), "logit_bias"),
+    (dict(logit_bias={" 1": 1}), "logit_bias"),
+    (dict(logit_bias={"+1": 1}), "logit_bias"),
+    (dict(logit_bias={"01": 1}), "logit_bias"),
+    (dict(logit_bias={"1 ": 1}), "logit_bias"),
+    (dict(response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {
+        "allOf": [{"type": "integer"}], "$ref": "#/allOf/99999999999999999999"}}}),
+     "response_format.json_schema.schema"),
+    (dict(response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {
+        "allOf": [{"type": "integer"}], "$ref": "#/allOf/01"}}}),
+     "response_format.json_schema.schema"),
     (dict(max_tokens=10 ** 6), "messages"),
 ])
 def test_bad_requests_raise_bad_request_error(client, model_id, kw, param):
@@ -196,6 +206,27 @@ def test_bad_requests_raise_bad_request_error(client, model_id, kw, param):
     assert e.value.status_code == 400
     assert e.value.body["param"] == param
     assert e.value.body["type"] == "invalid_request_error" and e.value.body["message"]
+
+
+def test_n_error_states_the_real_limit(client, model_id):
+    with pytest.raises(openai.BadRequestError) as e:
+        chat(client, model_id, n=200)  # was "between 1 and 128"
+    assert e.value.body["param"] == "n"
+    assert "only n = 1" in e.value.body["message"] and "128" not in e.value.body["message"]
+
+
+def test_tiny_temperature_is_greedy(client, model_id):
+    want = chat(client, model_id, temperature=0).choices[0].message.content
+    assert chat(client, model_id, temperature=1e-40).choices[0].message.content == want
+    chunks = list(chat(client, model_id, temperature=1e-40, stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == want
+    assert chunks[-1].choices[0].finish_reason in ("stop", "length")
+
+
+def test_top_p_zero_is_off(client, model_id):
+    a = chat(client, model_id, temperature=0.9, seed=11, top_p=0)
+    b = chat(client, model_id, temperature=0.9, seed=11, top_p=1)
+    assert a.choices[0].message.content == b.choices[0].message.content
 
 
 def test_unknown_model_is_404(client):

@@ -99,7 +99,9 @@ void require_gpu_filter_order(FilterOrder order) {
 RowParams RowParams::from(const SamplerConfig& c, const PenaltyConfig& p) {
   detail::require_gpu_filter_order(c.filter_order);
   RowParams r;
-  r.temperature = c.temperature;
+  // The kernels sample for any temperature > 0: pass the greedy range
+  // (0, kGreedyTemperature) as 0, as the host path treats it.
+  r.temperature = c.sampling_active() ? c.temperature : 0.0f;
   r.top_p = c.top_p;
   r.top_k = c.top_k;
   r.min_p = c.min_p;

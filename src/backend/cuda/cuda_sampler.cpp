@@ -122,6 +122,12 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
     c.top_k = p.top_k;
     c.min_p = p.min_p;
     c.validate();
+    // The kernels divide by any temperature > 0, and 1/T overflows in the
+    // greedy range; RowParams::from passes it as 0.
+    if (p.temperature > 0.0f && !c.sampling_active())
+      throw Error(ErrorCode::kInvalidArgument, "temperature",
+                  "temperature: below kGreedyTemperature (1e-5) is greedy; pass 0 (as "
+                  "RowParams::from does)");
     PenaltyConfig pc;
     pc.repetition_penalty = p.repetition_penalty;
     pc.presence_penalty = p.presence_penalty;

@@ -1,5 +1,7 @@
 #include "constraint/schema/schema_refs.hpp"
 
+#include <charconv>
+
 #include "constraint/schema/schema_types.hpp"
 #include "nextok/error.hpp"
 
@@ -19,13 +21,24 @@ std::string percent_decode(const std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
         std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      unsigned char byte = 0;  // two hex digits, checked above: always fits
+      std::from_chars(s.data() + i + 1, s.data() + i + 3, byte, 16);
+      out += static_cast<char>(byte);
       i += 2;
     } else {
       out += s[i];
     }
   }
   return out;
+}
+
+// An RFC 6901 array index: "0" or digits without a leading zero. False for
+// anything else, and for an index too large for size_t (it cannot exist).
+bool array_index(const std::string& tok, std::size_t& index) {
+  if (tok.empty() || (tok[0] == '0' && tok.size() > 1)) return false;
+  const char* end = tok.data() + tok.size();
+  const auto [p, ec] = std::from_chars(tok.data(), end, index);
+  return ec == std::errc{} && p == end;
 }
 
 }  // namespace
@@ -130,12 +143,15 @@ std::pair<const json*, std::string> SchemaRefs::resolve(const std::string& ref,
         tok += frag[k];
       }
     }
+    std::size_t index = 0;
     if (cur->is_object() && cur->contains(tok)) {
       cur = &(*cur)[tok];
-    } else if (cur->is_array() && !tok.empty() &&
-               tok.find_first_not_of("0123456789") == std::string::npos &&
-               std::stoull(tok) < cur->size()) {
-      cur = &(*cur)[std::stoull(tok)];
+    } else if (cur->is_array() && array_index(tok, index) && index < cur->size()) {
+      cur = &(*cur)[index];
+    } else if (cur->is_array()) {
+      bad(from + "/$ref", "$ref \"" + ref + "\" does not resolve: \"" + tok +
+                              "\" is not an index of the " + std::to_string(cur->size()) +
+                              "-item array at \"" + ptr + "\"");
     } else {
       bad(from + "/$ref", "$ref \"" + ref + "\" does not resolve");
     }
