@@ -157,25 +157,32 @@ const char* const kInnerAnchorPatterns[] = {
     "$a",
 };
 
+// The DFA and PCRE2 agree on every text, in full-match and search mode.
+void expect_both_modes_equal_pcre2(const std::string& p, const std::vector<std::string>& texts) {
+  for (bool full : {true, false}) {
+    nextok::constraint::RegexOptions opt;
+    opt.full_match = full;
+    const Dfa dfa = Dfa::compile(p, opt);
+    const Pcre2 re(p, full);
+    for (const auto& s : texts)
+      ASSERT_EQ(dfa.matches(s), re.matches(s)) << p << " full " << full << " text " << s;
+  }
+}
+
 TEST(RegexDfa, InnerAnchorsEqualPcre2) {
   const std::vector<std::string> alphabet = {"a", "b", "c", "x", "0", "5", "\n"};
   const std::vector<std::string> exhaustive = all_strings(alphabet, 4);
   std::mt19937 rng(7);
   for (const char* p : kInnerAnchorPatterns) {
-    for (bool full : {true, false}) {
-      nextok::constraint::RegexOptions opt;
-      opt.full_match = full;
-      const Dfa dfa = Dfa::compile(p, opt);
-      const Pcre2 re(p, full);
-      for (const auto& s : exhaustive)
-        ASSERT_EQ(dfa.matches(s), re.matches(s)) << p << " full " << full << " text " << s;
-      for (int k = 0; k < 2000; ++k) {  // longer, mostly digits and hex
-        std::string s;
-        const size_t len = rng() % 19;
-        for (size_t i = 0; i < len; ++i) s += "0123456789abcfx\n"[rng() % (k % 2 ? 10 : 16)];
-        ASSERT_EQ(dfa.matches(s), re.matches(s)) << p << " full " << full << " text " << s;
-      }
+    std::vector<std::string> texts = exhaustive;
+    for (int k = 0; k < 2000; ++k) {  // longer, mostly digits and hex
+      std::string s;
+      const size_t len = rng() % 19;
+      for (size_t i = 0; i < len; ++i) s += "0123456789abcfx\n"[rng() % (k % 2 ? 10 : 16)];
+      texts.push_back(std::move(s));
     }
+    expect_both_modes_equal_pcre2(p, texts);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
@@ -184,14 +191,8 @@ TEST(RegexDfa, RandomAnchoredPatternsEqualPcre2OnAllShortStrings) {
   std::mt19937 rng(11);
   for (int k = 0; k < 400; ++k) {
     const std::string p = random_anchored_pattern(rng, 2);
-    for (bool full : {true, false}) {
-      nextok::constraint::RegexOptions opt;
-      opt.full_match = full;
-      const Dfa dfa = Dfa::compile(p, opt);
-      const Pcre2 re(p, full);
-      for (const auto& s : texts)
-        ASSERT_EQ(dfa.matches(s), re.matches(s)) << p << " full " << full << " text " << s;
-    }
+    expect_both_modes_equal_pcre2(p, texts);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 

@@ -221,17 +221,15 @@ ObjectInfo Machine::object_info(const Grammar& g, const GrammarNode& obj) {
   }
   info.other |= obj.additional != kNoNode;
   for (const auto& pp : obj.pattern_props) info.other |= g.nodes[pp.node].kind != NodeKind::kNever;
-  for (uint32_t r : obj.required) info.required |= uint64_t{1} << r;
-  for (const auto& [trigger, needs] : obj.dependent) {
+  const auto bits_of = [](const std::vector<uint32_t>& props) {
     uint64_t bits = 0;
-    for (uint32_t r : needs) bits |= uint64_t{1} << r;
-    info.dependent.push_back({uint64_t{1} << trigger, bits});
-  }
-  for (const auto& set : obj.forbidden) {
-    uint64_t bits = 0;
-    for (uint32_t r : set) bits |= uint64_t{1} << r;
-    info.forbidden.push_back(bits);
-  }
+    for (uint32_t r : props) bits |= uint64_t{1} << r;
+    return bits;
+  };
+  info.required = bits_of(obj.required);
+  for (const auto& [trigger, needs] : obj.dependent)
+    info.dependent.push_back({uint64_t{1} << trigger, bits_of(needs)});
+  for (const auto& set : obj.forbidden) info.forbidden.push_back(bits_of(set));
   return info;
 }
 

@@ -45,12 +45,13 @@ namespace {
 // those values that the result keeps; nullopt when that cannot be made exact.
 std::optional<Dfa> without(const OneOfContext& c, const Dfa& a, const GrammarNode& b) {
   const Dfa& bd = *c.g.dfas[b.dfa];
-  const int id = c.sd.id_of(&bd);
   bool literal = true;  // true, false and null have one spelling each
   for (int x = 0; x < 256; ++x)
     literal &= bd.next(bd.start(), static_cast<uint8_t>(x)) < 0 || x == 't' || x == 'f' || x == 'n';
-  if (literal || id == 1) return Dfa::subtract(a, bd, c.max_states);  // or: every number
-  if (id == 2 || id == 6) {  // integers: every plain spelling of an integer value
+  // Literals, or any number at all: every spelling is in bd.
+  if (literal || &bd == c.sd.number.get()) return Dfa::subtract(a, bd, c.max_states);
+  if (&bd == c.sd.integer.get() || &bd == c.sd.integer_strict.get()) {
+    // Integers: every plain spelling of an integer value.
     return Dfa::subtract(Dfa::intersect(a, plain_decimals(), c.max_states), bd, c.max_states);
   }
   if (bd.next(bd.start(), '"') >= 0 && !b.counts_chars) {
