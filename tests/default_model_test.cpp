@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "nextok/default_model.hpp"
+#include "default_model.hpp"
 #include "nextok/error.hpp"
-#include "util/sha256.hpp"
+#include "sha256.hpp"
 
 namespace nextok {
 namespace {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixtures.hpp"
+
 #include <exception>
 #include <filesystem>
 #include <initializer_list>
@@ -44,7 +46,7 @@ inline std::shared_ptr<const nextok::TokenIndex> llama_index() {
 }
 
 #define SCHEMA_TEST_NEEDS_LLAMA() \
-  if (!schema_test::llama_index()) GTEST_SKIP() << "no Llama-3.1 tokenizer"
+  NEXTOK_REQUIRE_FIXTURE(schema_test::llama_index() != nullptr, "the Llama-3.1 tokenizer")
 
 using Options = nextok::JsonConstraintOptions;
 

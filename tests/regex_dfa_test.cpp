@@ -4,6 +4,8 @@
 // brute force.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <gtest/gtest.h>
+
+#include "fixtures.hpp"
 #include <pcre2.h>
 
 #include <algorithm>
@@ -340,7 +342,7 @@ TEST(RegexDfa, TrieWalkEqualsBruteForceOnARealVocabulary) {
 #else
   const auto dir = std::filesystem::path("/nonexistent");
 #endif
-  if (!std::filesystem::exists(dir / "tokenizer.json")) GTEST_SKIP() << "no " << dir;
+  NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(dir / "tokenizer.json"), dir);
   const auto vocab = nextok::load_vocabulary(dir);
   const nextok::constraint::TokenTrie trie(*vocab);
   for (const char* p :

@@ -3,6 +3,8 @@
 // and bytes outside a set.
 #include <gtest/gtest.h>
 
+#include "fixtures.hpp"
+
 #include <filesystem>
 #include <string>
 
@@ -56,7 +58,10 @@ TEST(TokenTrie, EqualsBruteForceOnTheSharedVocabularies) {
 #else
     const auto dir = std::filesystem::path("/nonexistent");
 #endif
-    if (!std::filesystem::exists(dir / "tokenizer.json")) continue;
+    if (!std::filesystem::exists(dir / "tokenizer.json")) {
+      if (nextok::test::fixtures_required()) ADD_FAILURE() << "missing fixture: " << dir;
+      continue;
+    }
     const auto vocab = nextok::load_vocabulary(dir);
     const TokenTrie trie(*vocab);
     const size_t words = nextok::bitmask_words(vocab->size());
@@ -83,7 +88,7 @@ TEST(TokenTrie, EqualsBruteForceOnTheSharedVocabularies) {
         << name;
     ++tested;
   }
-  if (tested == 0) GTEST_SKIP() << "no shared tokenizers in the build tree";
+  NEXTOK_REQUIRE_FIXTURE(tested > 0, "the shared tokenizers in the build tree");
 }
 
 TEST(TokenTrie, DepthFirstLayoutAndSharedBytes) {

@@ -2,6 +2,8 @@
 // small hand-written files, plus the real shared tokenizers when present.
 #include <gtest/gtest.h>
 
+#include "fixtures.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -215,7 +217,7 @@ std::filesystem::path shared_tokenizer(const char* name) {
 
 TEST(StreamDecoder, HoldsPartialCharactersAcrossByteTokens) {
   const auto dir = shared_tokenizer("gemma3");
-  if (!std::filesystem::exists(dir / "tokenizer.json")) GTEST_SKIP() << "no " << dir;
+  NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(dir / "tokenizer.json"), dir);
   const Tokenizer t = Tokenizer::from_dir(dir);
   const auto& v = t.vocab();
   // Gemma spells rare characters with <0xNN> byte tokens.
@@ -241,7 +243,7 @@ TEST(SharedTokenizers, RoundTripAndEos) {
   for (const Expect& x : {Expect{"qwen3", 151669, 151645}, Expect{"llama3.1", 128256, 128009},
                           Expect{"gemma3", 262145, 106}, Expect{"gpt-oss", 200019, 200002}}) {
     const auto dir = shared_tokenizer(x.name);
-    if (!std::filesystem::exists(dir / "tokenizer.json")) GTEST_SKIP() << "no " << dir;
+    NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(dir / "tokenizer.json"), dir);
     const Tokenizer t = Tokenizer::from_dir(dir);
     EXPECT_EQ(t.vocab().size(), x.size) << x.name;
     EXPECT_TRUE(t.vocab().is_eos(x.eos)) << x.name;

@@ -9,7 +9,7 @@
 
 #include "commands.hpp"
 #include "generate_session.hpp"
-#include "nextok/default_model.hpp"
+#include "default_model.hpp"
 #include "nextok/error.hpp"
 
 namespace nextok::tools {

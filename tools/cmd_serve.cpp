@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "nextok/default_model.hpp"
+#include "default_model.hpp"
 #include "server/http_server.hpp"
 
 namespace nextok::tools {

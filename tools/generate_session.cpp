@@ -5,7 +5,7 @@
 
 #include "commands.hpp"
 #include "nextok/chat.hpp"
-#include "nextok/default_model.hpp"
+#include "default_model.hpp"
 #include "nextok/error.hpp"
 #include "npy.hpp"
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nextok/stream_decoder.hpp"
 #include "nextok/vocab.hpp"
 
 namespace nextok {
@@ -20,10 +21,6 @@ struct EncodeOptions {
   // default. Turn it off for untrusted user text: the markers then encode as
   // plain text. Non-special added tokens are always recognised, as in HF.
   bool parse_special = true;
-};
-
-struct DecodeOptions {
-  bool skip_special = false;  // drop kSpecial tokens from the output
 };
 
 class TokenizerImpl;
@@ -89,21 +86,5 @@ class Tokenizer {
   std::string unsupported_;  // non-empty: the vocabulary loaded but encode() cannot run
 };
 
-// Streaming decoder: turns ids into text one at a time, holding back the
-// bytes of a UTF-8 character that is not complete yet.
-class StreamDecoder {
- public:
-  explicit StreamDecoder(std::shared_ptr<const Vocabulary> vocab, DecodeOptions opt = {});
-  // The text that became complete with this token (possibly empty).
-  std::string push(uint32_t id);
-  // Whatever is still held back, invalid bytes replaced with U+FFFD.
-  std::string flush();
-  size_t pending_bytes() const noexcept { return pending_.size(); }
-
- private:
-  std::shared_ptr<const Vocabulary> vocab_;
-  DecodeOptions opt_;
-  std::string pending_;
-};
 
 }  // namespace nextok

@@ -28,6 +28,14 @@ class VocabularyBuilder;
 
 class Vocabulary {
  public:
+  // A vocabulary from each id's decoded bytes, for callers that bring their
+  // own tokenizer (an engine's vocabulary list): empty entries are holes,
+  // `special_ids` are control tokens (their entry is their text), and
+  // `eos_ids` end a sequence. Throws kInvalidArgument for an id outside.
+  static std::shared_ptr<const Vocabulary> from_token_bytes(
+      std::span<const std::string> tokens, std::span<const uint32_t> eos_ids,
+      std::span<const uint32_t> special_ids = {});
+
   // Number of token ids: one more than the largest defined id.
   size_t size() const noexcept { return kinds_.size(); }
 

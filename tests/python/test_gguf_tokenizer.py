@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, missing_fixture
 
 gguf = pytest.importorskip("gguf")
 tokenizers = pytest.importorskip("tokenizers")
@@ -18,7 +18,7 @@ tokenizers = pytest.importorskip("tokenizers")
 def _gguf_path():
     path = os.environ.get("NEXTOK_SMOLLM2_GGUF")
     if not path or not os.path.exists(path):
-        pytest.skip("NEXTOK_SMOLLM2_GGUF does not name the SmolLM2 .gguf (scripts/fetch_smollm2.sh)")
+        missing_fixture("NEXTOK_SMOLLM2_GGUF does not name the SmolLM2 .gguf (scripts/fetch_smollm2.sh)")
     return path
 
 

@@ -27,7 +27,7 @@ import unicodedata
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, missing_fixture
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -47,7 +47,7 @@ def _tok_root():
 def _tok_dir(name):
     d = _tok_root() / name
     if not (d / "tokenizer.json").is_file():
-        pytest.skip(f"tokenizer {name!r} not found at {d} (build the dev preset, "
+        missing_fixture(f"tokenizer {name!r} not found at {d} (build the dev preset, "
                     f"which decompresses them, or set NEXTOK_TOKENIZERS)")
     return d
 

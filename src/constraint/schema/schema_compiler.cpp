@@ -145,7 +145,7 @@ class Compiler {
     GrammarNode obj;
     obj.kind = NodeKind::kObject;
     obj.additional = any_;
-    obj.key_dfa = kKeyDfa;
+    obj.key_dfa = kStringDfa;
     GrammarNode arr;
     arr.kind = NodeKind::kArray;
     arr.items = any_;
@@ -791,7 +791,10 @@ std::shared_ptr<const Dfa> Compiler::without_excluded(std::shared_ptr<const Dfa>
 
 // The labeled key automaton of an object node (see GrammarNode).
 uint32_t Compiler::key_dfa(const GrammarNode& n) {
-  if (n.props.empty() && n.pattern_props.empty() && n.additional != kNoNode) return kKeyDfa;
+  // Where no key's name matters (no declared or pattern names), keys take
+  // every string spelling, as values do; names that matter keep one
+  // spelling each so that an escape cannot dodge their schema.
+  if (n.props.empty() && n.pattern_props.empty() && n.additional != kNoNode) return kStringDfa;
   std::vector<RegexAlternative> alts;
   for (const auto& p : n.props) alts.push_back({p.name, true});
   // Each pattern twice: with ECMA classes (ASCII \\w \\d \\s, the JSON Schema

@@ -1,4 +1,4 @@
-#include "nextok/default_model.hpp"
+#include "default_model.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "nextok/error.hpp"
-#include "util/sha256.hpp"
+#include "sha256.hpp"
 
 namespace nextok {
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
-#include "constraint/json/json_grammar.hpp"
+#include "reference/json_automaton.hpp"
 
-namespace nextok::constraint {
+namespace nextok::reference {
 
 namespace {
 
@@ -13,8 +13,10 @@ enum Lex : uint8_t {
   kAfterValue,    // a value ended: ',' or a closer (or the end at the top)
   kStr,
   kStrEsc,
-  kStrHex,   // aux = hex digits left
-  kStrUtf8,  // aux = continuation bytes left, aux2 = range of the next one
+  kStrHex,      // aux = hex digits left, aux2 = surrogate flags
+  kStrUtf8,     // aux = continuation bytes left, aux2 = range of the next one
+  kStrLowEsc,   // after a high surrogate escape: '\\' must follow
+  kStrLowU,     // then 'u', then a low surrogate
   kNumMinus,
   kNumZero,
   kNumInt,
@@ -34,6 +36,10 @@ enum Cont : uint8_t { k80BF, kA0BF, k809F, k90BF, k808F };
 constexpr uint8_t kContLo[5] = {0x80, 0xA0, 0x80, 0x90, 0x80};
 constexpr uint8_t kContHi[5] = {0xBF, 0xBF, 0x9F, 0xBF, 0x8F};
 
+// \uXXXX flags: surrogates are valid only as a high-low pair (what
+// nlohmann and the engine accept; a lone one is not Unicode text).
+constexpr uint8_t kFirstD = 1, kHigh = 2, kMustLow = 4;
+
 bool is_ws(uint8_t b) {
   return b == ' ' || b == '\n' || b == '\r' || b == '\t';
 }
@@ -43,19 +49,19 @@ bool is_digit(uint8_t b) {
 bool is_hex(uint8_t b) {
   return is_digit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F');
 }
-bool top_is_object(const JsonState& s) {
+bool top_is_object(const JsonAutomatonState& s) {
   return (s.objects >> (s.depth - 1)) & 1u;
 }
 
 }  // namespace
 
-bool JsonGrammar::whitespace(JsonState& o, uint8_t b) const noexcept {
+bool JsonAutomaton::whitespace(JsonAutomatonState& o, uint8_t b) const noexcept {
   if (!is_ws(b) || o.ws >= opt_.max_whitespace) return false;
   ++o.ws;
   return true;
 }
 
-bool JsonGrammar::value_start(JsonState& o, uint8_t b) const noexcept {
+bool JsonAutomaton::value_start(JsonAutomatonState& o, uint8_t b) const noexcept {
   if (o.depth == 0 && opt_.object_only && b != '{') return false;
   switch (b) {
     case '{':
@@ -95,7 +101,7 @@ bool JsonGrammar::value_start(JsonState& o, uint8_t b) const noexcept {
   }
 }
 
-bool JsonGrammar::after_value(JsonState& o, uint8_t b) const noexcept {
+bool JsonAutomaton::after_value(JsonAutomatonState& o, uint8_t b) const noexcept {
   o.lex = kAfterValue;
   if (is_ws(b)) return whitespace(o, b);
   o.ws = 0;
@@ -113,7 +119,7 @@ bool JsonGrammar::after_value(JsonState& o, uint8_t b) const noexcept {
   return false;
 }
 
-bool JsonGrammar::step(const JsonState& s, uint8_t b, JsonState& o) const noexcept {
+bool JsonAutomaton::step(const JsonAutomatonState& s, uint8_t b, JsonAutomatonState& o) const noexcept {
   o = s;
   switch (s.lex) {
     case kValue:
@@ -201,13 +207,34 @@ bool JsonGrammar::step(const JsonState& s, uint8_t b, JsonState& o) const noexce
         case 'u':
           o.lex = kStrHex;
           o.aux = 4;
+          o.aux2 = 0;
           return true;
         default:
           return false;
       }
-    case kStrHex:
+    case kStrHex: {
       if (!is_hex(b)) return false;
-      if (--o.aux == 0) o.lex = kStr;
+      const uint8_t lower = static_cast<uint8_t>(b | 0x20);
+      if (s.aux == 4) {
+        if (lower == 'd') o.aux2 |= kFirstD;
+        else if (s.aux2 & kMustLow) return false;
+      } else if (s.aux == 3 && (s.aux2 & kFirstD)) {
+        const bool low = lower >= 'c' && lower <= 'f';
+        if (low != ((s.aux2 & kMustLow) != 0)) return false;  // lone low, or high then not low
+        if (!low && lower >= '8') o.aux2 |= kHigh;
+      }
+      if (--o.aux == 0) o.lex = (o.aux2 & kHigh) ? kStrLowEsc : kStr;
+      return true;
+    }
+    case kStrLowEsc:
+      if (b != '\\') return false;
+      o.lex = kStrLowU;
+      return true;
+    case kStrLowU:
+      if (b != 'u') return false;
+      o.lex = kStrHex;
+      o.aux = 4;
+      o.aux2 = kMustLow;
       return true;
     case kNumMinus:
       if (b == '0') {
@@ -266,7 +293,7 @@ bool JsonGrammar::step(const JsonState& s, uint8_t b, JsonState& o) const noexce
   }
 }
 
-bool JsonGrammar::complete(const JsonState& s) const noexcept {
+bool JsonAutomaton::complete(const JsonAutomatonState& s) const noexcept {
   if (s.depth != 0) return false;
   switch (s.lex) {
     case kAfterValue:
@@ -281,10 +308,10 @@ bool JsonGrammar::complete(const JsonState& s) const noexcept {
   }
 }
 
-bool JsonGrammar::can_continue(const JsonState& s) const noexcept {
+bool JsonAutomaton::can_continue(const JsonAutomatonState& s) const noexcept {
   // After the top-level value only whitespace may follow, up to the bound.
   if (s.depth == 0 && s.lex == kAfterValue) return s.ws < opt_.max_whitespace;
   return true;
 }
 
-}  // namespace nextok::constraint
+}  // namespace nextok::reference

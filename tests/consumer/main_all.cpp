@@ -1,5 +1,5 @@
-// A downstream project: find_package(nextok), one sampling step and one
-// encode with a tiny byte-level BPE tokenizer.
+// A downstream project: find_package(nextok) with every component, one
+// sampling step and one encode with a tiny byte-level BPE tokenizer.
 #include <cstdio>
 #include <nextok/nextok.hpp>
 #include <vector>

@@ -1,7 +1,6 @@
-// response_format json_object: any RFC 8259 JSON object, as token masks.
-// The mask is a walk of the shared token trie with the JSON automaton from
-// the current state; EOS ids are allowed exactly when the object is
-// complete, and other special tokens never.
+// Reference masks for "any RFC 8259 JSON object": a walk of the token trie
+// with the byte automaton, independent of the schema engine. Tests compare
+// JsonGrammar::any_object against it; it is not part of the library.
 #pragma once
 
 #include <cstdint>
@@ -9,16 +8,16 @@
 #include <span>
 #include <vector>
 
-#include "constraint/json/json_grammar.hpp"
+#include "reference/json_automaton.hpp"
 #include "constraint/trie/token_trie.hpp"
 #include "nextok/vocab.hpp"
 
-namespace nextok::constraint {
+namespace nextok::reference {
 
-class JsonObjectConstraint {
+class JsonObjectMasks {
  public:
-  JsonObjectConstraint(std::shared_ptr<const Vocabulary> vocab,
-                       std::shared_ptr<const TokenTrie> trie, JsonOptions opt = {});
+  JsonObjectMasks(std::shared_ptr<const Vocabulary> vocab,
+                       std::shared_ptr<const constraint::TokenTrie> trie, JsonAutomatonOptions opt = {});
 
   // Writes bitmask_words(vocab.size()) words (the whole mask is rewritten).
   void step_mask(std::span<uint32_t> mask) const;
@@ -33,10 +32,10 @@ class JsonObjectConstraint {
 
  private:
   std::shared_ptr<const Vocabulary> vocab_;
-  std::shared_ptr<const TokenTrie> trie_;
-  JsonGrammar grammar_;
-  std::vector<JsonState> history_;  // state after each accepted token
+  std::shared_ptr<const constraint::TokenTrie> trie_;
+  JsonAutomaton grammar_;
+  std::vector<JsonAutomatonState> history_;  // state after each accepted token
   bool finished_ = false;           // EOS was accepted
 };
 
-}  // namespace nextok::constraint
+}  // namespace nextok::reference

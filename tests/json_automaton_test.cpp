@@ -1,28 +1,32 @@
-// The JSON automaton against nlohmann::json's parser on random byte strings,
-// viable prefixes of valid documents, and json_object masks over the real
-// Llama-3.1 vocabulary: every token of a valid document is allowed, EOS only
-// at the end, and random constrained generations always parse as objects.
+// The reference JSON automaton against nlohmann::json's parser on random
+// byte strings, viable prefixes of valid documents, and its json_object
+// masks over the real Llama-3.1 vocabulary: every token of a valid document
+// is allowed, EOS only at the end, random constrained generations always
+// parse as objects, and the schema engine's any_object gives the same masks.
 #include <gtest/gtest.h>
+
+#include "fixtures.hpp"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
-#include "constraint/json/json_grammar.hpp"
-#include "constraint/json/json_object_constraint.hpp"
+#include "reference/json_automaton.hpp"
+#include "reference/json_object_masks.hpp"
 #include "nextok/error.hpp"
+#include "nextok/json_schema.hpp"
 #include "nextok/mask.hpp"
 #include "nextok/tokenizer.hpp"
 
 namespace {
 
-using nextok::constraint::JsonGrammar;
-using nextok::constraint::JsonOptions;
-using nextok::constraint::JsonState;
+using nextok::reference::JsonAutomaton;
+using nextok::reference::JsonAutomatonOptions;
+using nextok::reference::JsonAutomatonState;
 
-bool accepts(const JsonGrammar& g, std::string_view s, bool& viable) {
-  JsonState st = g.start(), next;
+bool accepts(const JsonAutomaton& g, std::string_view s, bool& viable) {
+  JsonAutomatonState st = g.start(), next;
   viable = true;
   for (unsigned char c : s) {
     if (!g.step(st, c, next)) {
@@ -55,7 +59,7 @@ bool has_long_exponent(std::string_view s) {
   return false;
 }
 
-TEST(JsonGrammar, AgreesWithNlohmannOnRandomStrings) {
+TEST(JsonAutomaton, AgreesWithNlohmannOnRandomStrings) {
   const std::vector<std::string> pieces = {"{",
                                            "}",
                                            "[",
@@ -95,9 +99,9 @@ TEST(JsonGrammar, AgreesWithNlohmannOnRandomStrings) {
   std::mt19937 rng(17);
   size_t valid = 0;
   for (bool object_only : {true, false}) {
-    JsonOptions opt;
+    JsonAutomatonOptions opt;
     opt.object_only = object_only;
-    const JsonGrammar g(opt);
+    const JsonAutomaton g(opt);
     for (int k = 0; k < 200000; ++k) {
       std::string s;
       const size_t n = 1 + rng() % 10;
@@ -163,9 +167,9 @@ nlohmann::json random_object(std::mt19937& rng) {
   return o;
 }
 
-TEST(JsonGrammar, EveryPrefixOfAValidDocumentIsViable) {
+TEST(JsonAutomaton, EveryPrefixOfAValidDocumentIsViable) {
   std::mt19937 rng(5);
-  const JsonGrammar g;
+  const JsonAutomaton g;
   for (int k = 0; k < 2000; ++k) {
     const std::string doc = random_object(rng).dump(k % 3 == 0 ? -1 : 2);
     bool viable = false;
@@ -181,12 +185,12 @@ std::filesystem::path llama_dir() {
 #endif
 }
 
-TEST(JsonObjectConstraint, ValidDocumentsPassTokenByTokenAndEosOnlyAtTheEnd) {
-  if (!std::filesystem::exists(llama_dir() / "tokenizer.json")) GTEST_SKIP() << "no Llama-3.1";
+TEST(JsonObjectMasks, ValidDocumentsPassTokenByTokenAndEosOnlyAtTheEnd) {
+  NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(llama_dir() / "tokenizer.json"), "no Llama-3.1");
   const auto tok = nextok::Tokenizer::from_dir(llama_dir());
   auto vocab = tok.shared_vocab();
   auto trie = std::make_shared<const nextok::constraint::TokenTrie>(*vocab);
-  nextok::constraint::JsonObjectConstraint c(vocab, trie);
+  nextok::reference::JsonObjectMasks c(vocab, trie);
   std::vector<uint32_t> mask(nextok::bitmask_words(vocab->size()));
   const uint32_t eos = vocab->eos_ids()[0];
   auto allowed = [&](uint32_t id) { return (mask[id >> 5] >> (id & 31)) & 1u; };
@@ -213,11 +217,11 @@ TEST(JsonObjectConstraint, ValidDocumentsPassTokenByTokenAndEosOnlyAtTheEnd) {
   EXPECT_EQ(c.steps(), 0u);
 }
 
-TEST(JsonObjectConstraint, RandomConstrainedGenerationsAreValidObjects) {
-  if (!std::filesystem::exists(llama_dir() / "tokenizer.json")) GTEST_SKIP() << "no Llama-3.1";
+TEST(JsonObjectMasks, RandomConstrainedGenerationsAreValidObjects) {
+  NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(llama_dir() / "tokenizer.json"), "no Llama-3.1");
   auto vocab = nextok::load_vocabulary(llama_dir());
   auto trie = std::make_shared<const nextok::constraint::TokenTrie>(*vocab);
-  nextok::constraint::JsonObjectConstraint c(vocab, trie);
+  nextok::reference::JsonObjectMasks c(vocab, trie);
   std::vector<uint32_t> mask(nextok::bitmask_words(vocab->size()));
   std::mt19937 rng(21);
   int finished = 0;
@@ -259,3 +263,62 @@ TEST(JsonObjectConstraint, RandomConstrainedGenerationsAreValidObjects) {
 }
 
 }  // namespace
+
+// Differential: the schema engine's any_object against this independent
+// automaton, mask for mask, along random walks through both. A walk picks
+// among the tokens both allow, closing structures late so many walks end.
+TEST(JsonObjectMasks, AgreesWithTheSchemaEnginesAnyObject) {
+  NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(llama_dir() / "tokenizer.json"), "no Llama-3.1");
+  auto vocab = nextok::load_vocabulary(llama_dir());
+  auto trie = std::make_shared<const nextok::constraint::TokenTrie>(*vocab);
+  nextok::reference::JsonObjectMasks ref(vocab, trie);
+  nextok::JsonConstraint engine(nextok::JsonGrammar::any_object(nextok::TokenIndex::build(vocab)));
+  const size_t words = nextok::bitmask_words(vocab->size());
+  std::vector<uint32_t> a(words), b(words);
+  std::mt19937 rng(77);
+  std::vector<uint32_t> both;
+  int finished = 0;
+  size_t compared = 0;
+  for (int run = 0; run < 24; ++run) {
+    ref.reset();
+    engine.reset();
+    std::string out;
+    for (int step = 0; step < 160 && !ref.finished(); ++step) {
+      ref.step_mask(a);
+      engine.step_mask(b);
+      ++compared;
+      for (size_t w = 0; w < words; ++w) {
+        if (a[w] == b[w]) continue;
+        const uint32_t diff = a[w] ^ b[w];
+        const uint32_t id = static_cast<uint32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(diff)));
+        FAIL() << "after '" << out << "' token " << id << " '" << vocab->bytes(id)
+               << "': reference " << ((a[w] >> (id & 31)) & 1u) << ", engine "
+               << ((b[w] >> (id & 31)) & 1u);
+      }
+      both.clear();
+      for (size_t w = 0; w < words; ++w) {
+        for (uint32_t bits = a[w]; bits != 0; bits &= bits - 1) {
+          both.push_back(static_cast<uint32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(bits))));
+        }
+      }
+      ASSERT_FALSE(both.empty()) << "dead end after: " << out;
+      uint32_t pick = both[rng() % both.size()];
+      if (ref.is_complete() && rng() % 2 == 0) pick = vocab->eos_ids()[0];
+      if (step > 80) {
+        for (uint32_t id : both) {
+          const auto bytes = vocab->bytes(id);
+          if (vocab->is_eos(id) || bytes == "}" || bytes == "]" || bytes == "\"" || bytes == "0") {
+            pick = id;
+            break;
+          }
+        }
+      }
+      ref.advance(pick);
+      engine.advance(pick);
+      if (!vocab->is_eos(pick)) out.append(vocab->bytes(pick));
+    }
+    finished += ref.finished() ? 1 : 0;
+  }
+  EXPECT_GT(finished, 12);
+  EXPECT_GT(compared, 1500u);
+}

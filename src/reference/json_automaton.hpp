@@ -1,4 +1,4 @@
-// RFC 8259 JSON as a byte automaton with a bounded container stack, small
+// Test reference: RFC 8259 JSON as a byte automaton with a bounded container stack, small
 // enough to copy per trie depth. Strings are checked as UTF-8, numbers by
 // the RFC grammar, whitespace runs are bounded so a model cannot stall in
 // them, and nesting is bounded by kMaxDepth.
@@ -6,14 +6,14 @@
 
 #include <cstdint>
 
-namespace nextok::constraint {
+namespace nextok::reference {
 
-struct JsonOptions {
+struct JsonAutomatonOptions {
   bool object_only = true;      // the top-level value must be an object (json_object)
   uint8_t max_whitespace = 20;  // longest run of whitespace bytes
 };
 
-struct JsonState {
+struct JsonAutomatonState {
   uint64_t objects = 0;  // bit d: the container at depth d is an object
   uint8_t depth = 0;
   uint8_t lex = 0;
@@ -23,24 +23,24 @@ struct JsonState {
   bool key = false;  // the open string is an object key
 };
 
-class JsonGrammar {
+class JsonAutomaton {
  public:
   static constexpr int kMaxDepth = 64;
-  explicit JsonGrammar(JsonOptions opt = {}) : opt_(opt) {}
+  explicit JsonAutomaton(JsonAutomatonOptions opt = {}) : opt_(opt) {}
 
-  JsonState start() const noexcept { return {}; }
+  JsonAutomatonState start() const noexcept { return {}; }
   // The token-trie automaton interface: false rejects the byte.
-  bool step(const JsonState& s, uint8_t b, JsonState& out) const noexcept;
+  bool step(const JsonAutomatonState& s, uint8_t b, JsonAutomatonState& out) const noexcept;
   // A complete top-level value has been read (EOS may come now).
-  bool complete(const JsonState& s) const noexcept;
+  bool complete(const JsonAutomatonState& s) const noexcept;
   // Some byte may still follow (false only when nothing but EOS fits).
-  bool can_continue(const JsonState& s) const noexcept;
+  bool can_continue(const JsonAutomatonState& s) const noexcept;
 
  private:
-  bool value_start(JsonState& o, uint8_t b) const noexcept;
-  bool after_value(JsonState& o, uint8_t b) const noexcept;
-  bool whitespace(JsonState& o, uint8_t b) const noexcept;
-  JsonOptions opt_;
+  bool value_start(JsonAutomatonState& o, uint8_t b) const noexcept;
+  bool after_value(JsonAutomatonState& o, uint8_t b) const noexcept;
+  bool whitespace(JsonAutomatonState& o, uint8_t b) const noexcept;
+  JsonAutomatonOptions opt_;
 };
 
-}  // namespace nextok::constraint
+}  // namespace nextok::reference

@@ -1,4 +1,4 @@
-#include "util/sha256.hpp"
+#include "sha256.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "model/gguf_internal.hpp"
+#include "gguf/gguf_internal.hpp"
 #include "nextok/error.hpp"
 #include "nextok/gguf.hpp"
 

@@ -1,14 +1,14 @@
-#include "constraint/json/json_object_constraint.hpp"
+#include "reference/json_object_masks.hpp"
 
 #include <algorithm>
 
 #include "nextok/error.hpp"
 #include "nextok/mask.hpp"
 
-namespace nextok::constraint {
+namespace nextok::reference {
 
-JsonObjectConstraint::JsonObjectConstraint(std::shared_ptr<const Vocabulary> vocab,
-                                           std::shared_ptr<const TokenTrie> trie, JsonOptions opt)
+JsonObjectMasks::JsonObjectMasks(std::shared_ptr<const Vocabulary> vocab,
+                                           std::shared_ptr<const constraint::TokenTrie> trie, JsonAutomatonOptions opt)
     : vocab_(std::move(vocab)), trie_(std::move(trie)), grammar_(opt) {
   if (trie_->vocab_size() != vocab_->size()) {
     throw Error(ErrorCode::kInvalidArgument, "trie",
@@ -17,25 +17,25 @@ JsonObjectConstraint::JsonObjectConstraint(std::shared_ptr<const Vocabulary> voc
   reset();
 }
 
-void JsonObjectConstraint::reset() {
+void JsonObjectMasks::reset() {
   history_.assign(1, grammar_.start());
   finished_ = false;
 }
 
-void JsonObjectConstraint::step_mask(std::span<uint32_t> mask) const {
+void JsonObjectMasks::step_mask(std::span<uint32_t> mask) const {
   if (mask.size() != bitmask_words(vocab_->size())) {
     throw Error(ErrorCode::kMaskSizeMismatch, "mask",
                 "the mask needs " + std::to_string(bitmask_words(vocab_->size())) + " words");
   }
   std::fill(mask.begin(), mask.end(), 0u);
-  const JsonState& s = history_.back();
+  const JsonAutomatonState& s = history_.back();
   if (!finished_) trie_->allow(grammar_, s, mask);
   if (finished_ || grammar_.complete(s)) {
     for (uint32_t id : vocab_->eos_ids()) mask[id >> 5] |= 1u << (id & 31);
   }
 }
 
-void JsonObjectConstraint::advance(uint32_t token) {
+void JsonObjectMasks::advance(uint32_t token) {
   auto refuse = [&](const char* why) {
     throw Error(ErrorCode::kInvalidArgument, "token",
                 "token " + std::to_string(token) + " is not allowed here: " + why);
@@ -51,7 +51,7 @@ void JsonObjectConstraint::advance(uint32_t token) {
   if (kind == TokenKind::kSpecial || kind == TokenKind::kAbsent) refuse("special or unknown token");
   const std::string_view bytes = vocab_->bytes(token);
   if (bytes.empty()) refuse("the token has no bytes");
-  JsonState s = history_.back(), next;
+  JsonAutomatonState s = history_.back(), next;
   for (unsigned char b : bytes) {
     if (!grammar_.step(s, b, next)) refuse("its bytes leave the JSON grammar");
     s = next;
@@ -59,7 +59,7 @@ void JsonObjectConstraint::advance(uint32_t token) {
   history_.push_back(s);
 }
 
-void JsonObjectConstraint::rollback(size_t n) {
+void JsonObjectMasks::rollback(size_t n) {
   if (n > steps()) {
     throw Error(
         ErrorCode::kInvalidArgument, "n",
@@ -71,4 +71,4 @@ void JsonObjectConstraint::rollback(size_t n) {
   }
 }
 
-}  // namespace nextok::constraint
+}  // namespace nextok::reference
