@@ -254,6 +254,11 @@ NEXTOK_API nextok_status nextok_matcher_accept_token(nextok_matcher* m, uint32_t
 /* Undoes the last n accepted tokens; n > steps taken is NEXTOK_INVALID_ARGUMENT. */
 NEXTOK_API nextok_status nextok_matcher_rollback(nextok_matcher* m, size_t n);
 NEXTOK_API nextok_status nextok_matcher_reset(nextok_matcher* m);
+/* While a think block is open (reasoning models) the output is not
+ * constrained: fill_mask allows every token of the vocabulary, and
+ * accept_token leaves the grammar position unchanged (the step still counts
+ * for rollback). Close it when the block ends. */
+NEXTOK_API nextok_status nextok_matcher_set_think_open(nextok_matcher* m, bool open);
 /* The output so far is a complete value (EOS is allowed now). */
 NEXTOK_API bool nextok_matcher_is_accepting(const nextok_matcher* m);
 /* Some non-EOS token may still follow. */

@@ -152,7 +152,20 @@ nextok_status nextok_matcher_fill_mask(nextok_matcher* m, uint32_t* mask, size_t
   return guarded([&] {
     require(m, "m");
     require(mask, "mask");
-    m->constraint->step_mask(std::span<uint32_t>(mask, words));  // checks words
+    if (m->constraint->wants_mask()) {
+      m->constraint->step_mask(std::span<uint32_t>(mask, words));  // checks words
+      return NEXTOK_OK;
+    }
+    // An open think block: every id of the vocabulary is allowed.
+    const size_t need = nextok::bitmask_words(m->vocab_size);
+    if (words < need) {
+      throw Error(ErrorCode::kMaskSizeMismatch, "mask",
+                  "mask has " + std::to_string(words) + " words; the vocabulary needs " +
+                      std::to_string(need));
+    }
+    std::fill(mask, mask + words, 0u);
+    std::fill(mask, mask + m->vocab_size / 32, ~0u);
+    if (m->vocab_size % 32 != 0) mask[m->vocab_size / 32] = (1u << (m->vocab_size % 32)) - 1u;
     return NEXTOK_OK;
   });
 }
@@ -182,6 +195,14 @@ nextok_status nextok_matcher_reset(nextok_matcher* m) {
   return guarded([&] {
     require(m, "m");
     m->constraint->reset();
+    return NEXTOK_OK;
+  });
+}
+
+nextok_status nextok_matcher_set_think_open(nextok_matcher* m, bool open) {
+  return guarded([&] {
+    require(m, "m");
+    m->constraint->set_think_open(open);
     return NEXTOK_OK;
   });
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -63,6 +64,8 @@ nextok_status guarded(F&& body) noexcept {
     return s;
   } catch (const Error& e) {
     return fail(status_of(e.code()), e.what(), e.param().c_str());
+  } catch (const std::filesystem::filesystem_error& e) {
+    return fail(NEXTOK_IO, e.what());
   } catch (const std::bad_alloc&) {
     return fail(NEXTOK_OUT_OF_MEMORY, "out of memory");
   } catch (const std::exception& e) {

@@ -369,6 +369,17 @@ static void test_errors(const nextok_tokenizer* tok) {
   CHECK(mask[words] == 0);
   CHECK_FAILS(nextok_matcher_fill_mask(m, NULL, words), NEXTOK_INVALID_ARGUMENT);
   CHECK_FAILS(nextok_matcher_rollback(m, 1), NEXTOK_INVALID_ARGUMENT);
+  /* An open think block: everything in the vocabulary, nothing recorded. */
+  CHECK(nextok_matcher_set_think_open(m, true) == NEXTOK_OK);
+  CHECK(nextok_matcher_fill_mask(m, mask, words + 1) == NEXTOK_OK);
+  CHECK(mask[0] == 0xFFFFFFFFu && mask[words] == 0);
+  CHECK(((mask[(vocab - 1) / 32] >> ((vocab - 1) % 32)) & 1u) == 1u);
+  CHECK(nextok_matcher_accept_token(m, 0) == NEXTOK_OK);
+  CHECK(nextok_matcher_set_think_open(m, false) == NEXTOK_OK);
+  CHECK(nextok_matcher_fill_mask(m, mask, words) == NEXTOK_OK);
+  CHECK(mask[0] != 0xFFFFFFFFu);
+  CHECK(nextok_matcher_rollback(m, 1) == NEXTOK_OK);
+  CHECK_FAILS(nextok_matcher_set_think_open(NULL, true), NEXTOK_INVALID_ARGUMENT);
   CHECK_FAILS(nextok_tokenizer_token_bytes(tok, (uint32_t)vocab, small, 1, &n),
               NEXTOK_INVALID_ARGUMENT);
   CHECK(nextok_detokenize(tok, &one, 1, false, NULL, 0, &n) == NEXTOK_OK); /* size query */
