@@ -7,6 +7,7 @@
 #include "nextok/cuda.hpp"
 #include "nextok/error.hpp"
 #include "nextok/generate.hpp"
+#include "nextok/generation.hpp"
 #include "nextok/gguf.hpp"
 #include "nextok/json_schema.hpp"
 #include "nextok/logits.hpp"
