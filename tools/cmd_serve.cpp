@@ -28,6 +28,9 @@ std::function<int()> add_serve(CLI::App& app) {
   cmd->add_option("--parallel", o->engine.parallel,
                   "Requests decoded together (continuous batching)")
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--prefill-chunk", o->engine.prefill_chunk,
+                  "Prompt tokens a request reads per step of the loop (long prompts interleave)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--max-body", o->max_body_bytes, "Largest request body in bytes (else 413)");
   cmd->add_option("--http-threads", o->http_threads, "Connections served at once");
   return [o, model, cmd]() {

@@ -194,7 +194,8 @@ int serve(const ServerOptions& options, const std::function<void(int)>& on_liste
                                 {{"batches", s.batching.batches},
                                  {"batched_tokens", s.batching.batched_tokens},
                                  {"largest_batch", s.batching.largest},
-                                 {"other_steps", s.batching.other_steps}}}}),
+                                 {"other_steps", s.batching.other_steps},
+                                 {"prefill_chunks", s.batching.prefill_chunks}}}}),
                     kJson);
   });
   svr.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {

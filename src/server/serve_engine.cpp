@@ -35,33 +35,13 @@ ServeEngine::ServeEngine(const EngineOptions& options) : options_(options) {
     template_ = ChatTemplate::detect(*tok.chat_template(), tok.bos_token(), tok.eos_token());
   index_ = TokenIndex::build(tok.shared_vocab());
   any_object_ = JsonGrammar::any_object(index_);
-  const std::size_t n = std::max<std::size_t>(1, options.parallel);
-  scheduler_ = std::make_unique<BatchScheduler>(*model_, n);
-  running_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
+  loop_ = std::make_unique<StepLoop>(*model_, std::max<std::size_t>(1, options.parallel),
+                                     options.max_queue, options.prefill_chunk);
 }
 
-ServeEngine::~ServeEngine() {
-  shutdown();
-  for (auto& w : workers_) w.join();
-}
+ServeEngine::~ServeEngine() = default;
 
-void ServeEngine::shutdown() {
-  std::deque<std::shared_ptr<Job>> dropped;
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-    dropped.swap(queue_);
-    for (auto& job : running_) {
-      if (job) job->cancel();
-    }
-  }
-  cv_.notify_all();
-  for (auto& job : dropped) {
-    job->error = ApiError(503, "server_error", "the server is shutting down", {}, "shutting_down");
-    job->finish();
-  }
-}
+void ServeEngine::shutdown() { loop_->shutdown(); }
 
 bool ServeEngine::serves(const std::string& model) const {
   return model.empty() || model == model_id_ || model == "default";
@@ -205,73 +185,8 @@ std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r) const {
   return job;
 }
 
-void ServeEngine::submit(std::shared_ptr<Job> job) {
-  {
-    std::lock_guard lock(mu_);
-    if (stopping_) {
-      throw ApiError(503, "server_error", "the server is shutting down", {}, "shutting_down");
-    }
-    if (queue_.size() >= options_.max_queue) {
-      throw ApiError(503, "server_error",
-                     "the server is busy (" + std::to_string(queue_.size()) +
-                         " requests waiting); retry later",
-                     {}, "server_overloaded");
-    }
-    job->queued_at = std::chrono::steady_clock::now();
-    queue_.push_back(std::move(job));
-  }
-  cv_.notify_one();
-}
+void ServeEngine::submit(std::shared_ptr<Job> job) { loop_->submit(std::move(job)); }
 
-EngineStats ServeEngine::stats() const {
-  std::lock_guard lock(mu_);
-  std::size_t running = 0;
-  for (const auto& job : running_) running += job ? 1 : 0;
-  return {queue_.size(), running, served_, scheduler_->stats()};
-}
-
-void ServeEngine::run(Job& job, std::size_t slot) {
-  const bool want_channels = job.options.sampler.top_logprobs_k > 0;
-  auto on_token = [&](const TokenEvent& ev) {
-    if (want_channels) job.channels.push_back(ev.channel);
-    if (job.stream) {
-      JobEvent out{ev.token, ev.channel, ev.forced, ev.reasoning, ev.content, std::nullopt};
-      if (ev.logprobs) out.logprobs = *ev.logprobs;
-      job.push(std::move(out));
-    }
-    return !job.cancelled();
-  };
-  try {
-    const auto model = scheduler_->open(slot);
-    job.result = generate(*model, vocab(), job.prompt, job.options, on_token);
-  } catch (const Error& e) {
-    job.error = ApiError::from(e);
-  } catch (const std::exception& e) {
-    job.error = ApiError(500, "server_error", e.what());
-  }
-}
-
-void ServeEngine::work(std::size_t slot) {
-  for (;;) {
-    std::shared_ptr<Job> job;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
-      running_[slot] = job;
-    }
-    if (!job->cancelled()) run(*job, slot);
-    std::lock_guard lock(mu_);
-    if (stopping_ && job->cancelled() && !job->error) {
-      job->error =
-          ApiError(503, "server_error", "the server is shutting down", {}, "shutting_down");
-    }
-    job->finish();
-    running_[slot].reset();
-    ++served_;
-  }
-}
+EngineStats ServeEngine::stats() const { return loop_->stats(); }
 
 }  // namespace nextok::server

