@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "memory.hpp"
 #include "nextok/error.hpp"
 #include "nextok/version.hpp"
 
@@ -99,22 +100,56 @@ std::vector<std::int32_t> ServeEngine::prompt_ids(const ApiRequest& r,
   return {ids.begin(), ids.end()};
 }
 
-std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r) const {
+// Under cache_mu_.
+std::shared_ptr<const JsonGrammar> ServeEngine::cached(const std::string& key) const {
+  const auto it = cache_.find(key);
+  if (it == cache_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r,
+                                                        const std::atomic<bool>* cancel) const {
   if (r.format == ResponseFormat::kJsonObject) return any_object_;
   const std::string key = (r.schema_strict ? "s:" : "l:") + r.schema;
+  auto gone = [&] { return cancel && cancel->load(); };
+  auto cancelled = [] {
+    return ApiError(499, "invalid_request_error", "the client closed the connection", {},
+                    "client_disconnected");
+  };
   {
-    std::lock_guard lock(cache_mu_);
-    if (const auto it = cache_.find(key); it != cache_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second);
-      return it->second->second;
+    // Compiles take a slot: a burst of big schemas cannot multiply the peak
+    // memory, and the same schema sent by many clients compiles once (the
+    // waiters find it cached).
+    std::unique_lock lock(cache_mu_);
+    for (;;) {
+      if (auto g = cached(key)) return g;
+      if (gone()) throw cancelled();
+      if (compiling_ < std::max<std::size_t>(1, options_.compile_slots)) break;
+      compile_cv_.wait_for(lock, std::chrono::milliseconds(20));
     }
+    ++compiling_;
   }
+  struct Release {
+    const ServeEngine& e;
+    ~Release() {
+      {
+        std::lock_guard lock(e.cache_mu_);
+        --e.compiling_;
+      }
+      e.compile_cv_.notify_all();
+      release_free_memory();  // the compile's scratch
+    }
+  } release{*this};
   JsonConstraintOptions co;
   co.strict = r.schema_strict;
+  co.limits.max_compile_ms = options_.max_compile_ms;
+  co.limits.cancel = cancel;
   std::shared_ptr<const JsonGrammar> g;
   try {
     g = JsonGrammar::from_schema(index_, r.schema, co);
   } catch (const Error& e) {
+    if (gone()) throw cancelled();
     std::string where = e.param().empty() ? "" : " at " + e.param();
     throw ApiError(400, "invalid_request_error", "invalid JSON schema" + where + ": " + e.what(),
                    "response_format.json_schema.schema", "invalid_schema");
@@ -131,7 +166,8 @@ std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r) con
   return g;
 }
 
-std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r) const {
+std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r,
+                                          const std::atomic<bool>* cancel) const {
   if (!serves(r.model)) {
     throw ApiError(
         404, "invalid_request_error",
@@ -194,7 +230,7 @@ std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r) const {
     throw ApiError::bad_param(e.param(), e.what());
   }
   if (r.format != ResponseFormat::kText) {
-    job->constraint = std::make_unique<JsonConstraint>(grammar(r));
+    job->constraint = std::make_unique<JsonConstraint>(grammar(r, cancel));
     o.constraint = job->constraint.get();
   }
   if (r.speculative) {
@@ -224,10 +260,15 @@ void ServeEngine::submit(std::shared_ptr<Job> job) {
 }
 
 EngineStats ServeEngine::stats() const {
+  std::size_t compiling = 0;
+  {
+    std::lock_guard lock(cache_mu_);
+    compiling = compiling_;
+  }
   std::lock_guard lock(mu_);
   std::size_t running = 0;
   for (const auto& job : running_) running += job ? 1 : 0;
-  return {queue_.size(), running, served_, scheduler_->stats()};
+  return {queue_.size(), running, served_, compiling, scheduler_->stats()};
 }
 
 void ServeEngine::run(Job& job, std::size_t slot) {

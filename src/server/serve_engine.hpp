@@ -3,6 +3,7 @@
 // `parallel` jobs at once, first come first served, each on a slot thread
 // whose decode steps the BatchScheduler batches with the others'.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -32,12 +33,15 @@ struct EngineOptions {
   std::size_t max_queue = 256;     // waiting jobs; more is a 503
   std::size_t grammar_cache = 32;  // compiled schemas kept
   std::size_t parallel = 8;        // generations decoded together (batched)
+  std::uint32_t max_compile_ms = 1000;  // one schema's compile budget; past it, a 400
+  std::size_t compile_slots = 2;   // schemas compiled at once (bounds their peak memory)
 };
 
 struct EngineStats {
   std::size_t queued = 0;
   std::size_t running = 0;
   std::size_t served = 0;
+  std::size_t compiling = 0;  // schema compiles in progress
   BatchStats batching;
 };
 
@@ -54,8 +58,10 @@ class ServeEngine {
   bool serves(const std::string& model) const;
 
   // Throws ApiError: 404 for another model, 400 for a request the model
-  // cannot serve (context, unknown ids, schemas, budgets).
-  std::shared_ptr<Job> prepare(const ApiRequest& request) const;
+  // cannot serve (context, unknown ids, schemas, budgets). `cancel`, when
+  // set (the client left), stops a schema compile or the wait for one.
+  std::shared_ptr<Job> prepare(const ApiRequest& request,
+                               const std::atomic<bool>* cancel = nullptr) const;
   // Throws ApiError 503 when the queue is full.
   void submit(std::shared_ptr<Job> job);
   EngineStats stats() const;
@@ -65,7 +71,9 @@ class ServeEngine {
 
  private:
   std::vector<std::int32_t> prompt_ids(const ApiRequest& r, std::string& rendered) const;
-  std::shared_ptr<const JsonGrammar> grammar(const ApiRequest& r) const;
+  std::shared_ptr<const JsonGrammar> grammar(const ApiRequest& r,
+                                             const std::atomic<bool>* cancel) const;
+  std::shared_ptr<const JsonGrammar> cached(const std::string& key) const;
   void run(Job& job, std::size_t slot);
   void work(std::size_t slot);
 
@@ -81,6 +89,8 @@ class ServeEngine {
   mutable std::mutex cache_mu_;
   mutable std::list<std::pair<std::string, std::shared_ptr<const JsonGrammar>>> lru_;
   mutable std::unordered_map<std::string, decltype(lru_)::iterator> cache_;
+  mutable std::size_t compiling_ = 0;  // guarded by cache_mu_
+  mutable std::condition_variable compile_cv_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

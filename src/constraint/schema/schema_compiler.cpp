@@ -87,6 +87,8 @@ class Compiler {
 
   // Past the wall-clock budget the compile stops with an error that names it.
   void tick() const {
+    if (opt_.cancel && opt_.cancel->load(std::memory_order_relaxed))
+      throw Error(ErrorCode::kInvalidArgument, "cancelled", "schema compile cancelled");
     if (std::chrono::steady_clock::now() > deadline_) {
       fail(ErrorCode::kInvalidArgument, "",
            "schema needs more than max_compile_ms = " + std::to_string(opt_.max_compile_ms) +
