@@ -473,10 +473,12 @@ HttpFront::HttpFront(FrontOptions options, Routes routes) : impl_(std::make_uniq
 
 HttpFront::~HttpFront() {
   stop();
+  std::deque<std::unique_ptr<Exchange>> left;  // destroyed unlocked: ~Exchange locks mu
   {
     std::lock_guard lock(impl_->mu);
-    impl_->tasks.clear();
+    left.swap(impl_->tasks);
   }
+  left.clear();
   impl_->task_cv.notify_all();
   for (auto& w : impl_->workers)
     if (w.joinable()) w.join();

@@ -293,7 +293,7 @@ class Compiler {
         // cannot be proven disjoint from the others.
         const bool pending_branch = std::any_of(alt.options.begin(), alt.options.end(),
                                                 [&](uint32_t o) { return pending_.contains(o); });
-        if (bit == kOneOfDone && (pending_branch || !branches_disjoint(g_, alt.options))) {
+        if (bit == kOneOfDone && (pending_branch || !branches_disjoint(g_, alt.options, [this] { tick(); }))) {
           OneOfContext oc{
               g_,
               sd_,
@@ -345,7 +345,7 @@ class Compiler {
         kept.push_back(o);
     }
     if (dfas.size() < kMergeLeaves) return;
-    Dfa u = Dfa::unite(dfas, std::min<size_t>(opt_.max_dfa_states, 50000));
+    Dfa u = Dfa::unite(dfas, std::min<size_t>(opt_.max_dfa_states, 50000), [this] { tick(); });
     kept.push_back(leaf(add_dfa(std::move(u))));
     options = std::move(kept);
   }
