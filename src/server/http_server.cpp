@@ -119,7 +119,14 @@ void stream_job(Exchange& ex, const std::shared_ptr<Job>& job, const ResponseMet
 }
 
 void handle_generation(ServeEngine& engine, Endpoint endpoint, Exchange& ex) {
-  const ApiRequest r = parse_request(ex.request().body, endpoint);
+  ApiRequest r;
+  const std::string& body = ex.request().body;
+  if (body.size() >= (256u << 10)) {
+    // A big body takes a low-priority thread to parse, like a schema compile.
+    engine.background().run([&] { r = parse_request(body, endpoint); });
+  } else {
+    r = parse_request(body, endpoint);
+  }
   std::shared_ptr<Job> job = engine.prepare(r, &ex.gone_flag());
   ResponseMeta meta = ResponseMeta::make(r, engine.model_id(), engine.fingerprint());
   engine.submit(job);

@@ -38,6 +38,7 @@ ServeEngine::ServeEngine(const EngineOptions& options) : options_(options) {
   any_object_ = JsonGrammar::any_object(index_);
   const std::size_t n = std::max<std::size_t>(1, options.parallel);
   scheduler_ = std::make_unique<BatchScheduler>(*model_, n);
+  background_ = std::make_unique<BackgroundPool>(options.compile_slots);
   running_.resize(n);
   for (std::size_t i = 0; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
 }
@@ -118,42 +119,45 @@ std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r,
                     "client_disconnected");
   };
   {
-    // Compiles take a slot: a burst of big schemas cannot multiply the peak
-    // memory, and the same schema sent by many clients compiles once (the
-    // waiters find it cached).
-    std::unique_lock lock(cache_mu_);
-    for (;;) {
-      if (auto g = cached(key)) return g;
-      if (gone()) throw cancelled();
-      if (compiling_ < std::max<std::size_t>(1, options_.compile_slots)) break;
-      compile_cv_.wait_for(lock, std::chrono::milliseconds(20));
-    }
-    ++compiling_;
+    std::lock_guard lock(cache_mu_);
+    if (auto g = cached(key)) return g;
   }
-  struct Release {
-    const ServeEngine& e;
-    ~Release() {
-      {
-        std::lock_guard lock(e.cache_mu_);
-        --e.compiling_;
-      }
-      e.compile_cv_.notify_all();
-      release_free_memory();  // the compile's scratch
-    }
-  } release{*this};
-  JsonConstraintOptions co;
-  co.strict = r.schema_strict;
-  co.limits.max_compile_ms = options_.max_compile_ms;
-  co.limits.cancel = cancel;
+  // Compiles run on the low-priority threads, a few at a time: a burst of
+  // big schemas neither starves decoding nor multiplies the peak memory, and
+  // the same schema sent by many clients compiles once (the later ones find
+  // it cached when their turn comes).
   std::shared_ptr<const JsonGrammar> g;
-  try {
-    g = JsonGrammar::from_schema(index_, r.schema, co);
-  } catch (const Error& e) {
+  background_->run([&] {
+    {
+      std::lock_guard lock(cache_mu_);
+      g = cached(key);
+      if (g) return;
+      ++compiling_;
+    }
+    struct Done {
+      const ServeEngine& e;
+      ~Done() {
+        {
+          std::lock_guard lock(e.cache_mu_);
+          --e.compiling_;
+        }
+        release_free_memory();  // the compile's scratch
+      }
+    } done{*this};
     if (gone()) throw cancelled();
-    std::string where = e.param().empty() ? "" : " at " + e.param();
-    throw ApiError(400, "invalid_request_error", "invalid JSON schema" + where + ": " + e.what(),
-                   "response_format.json_schema.schema", "invalid_schema");
-  }
+    JsonConstraintOptions co;
+    co.strict = r.schema_strict;
+    co.limits.max_compile_ms = options_.max_compile_ms;
+    co.limits.cancel = cancel;
+    try {
+      g = JsonGrammar::from_schema(index_, r.schema, co);
+    } catch (const Error& e) {
+      if (gone()) throw cancelled();
+      std::string where = e.param().empty() ? "" : " at " + e.param();
+      throw ApiError(400, "invalid_request_error", "invalid JSON schema" + where + ": " + e.what(),
+                     "response_format.json_schema.schema", "invalid_schema");
+    }
+  });
   std::lock_guard lock(cache_mu_);
   if (cache_.count(key) == 0) {
     lru_.emplace_front(key, g);

@@ -16,6 +16,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "background_pool.hpp"
 #include "batch_scheduler.hpp"
 #include "job.hpp"
 #include "nextok/chat.hpp"
@@ -34,7 +35,7 @@ struct EngineOptions {
   std::size_t grammar_cache = 32;  // compiled schemas kept
   std::size_t parallel = 8;        // generations decoded together (batched)
   std::uint32_t max_compile_ms = 1000;  // one schema's compile budget; past it, a 400
-  std::size_t compile_slots = 2;   // schemas compiled at once (bounds their peak memory)
+  std::size_t compile_slots = 2;   // low-priority threads for compiles and big parses
 };
 
 struct EngineStats {
@@ -65,6 +66,8 @@ class ServeEngine {
   // Throws ApiError 503 when the queue is full.
   void submit(std::shared_ptr<Job> job);
   EngineStats stats() const;
+  // Low-priority threads for CPU-heavy request work (schemas, big bodies).
+  BackgroundPool& background() const { return *background_; }
   // Refuses new work, fails queued jobs with a 503 and cancels the running
   // one, so a stop does not wait for every client.
   void shutdown();
@@ -90,7 +93,7 @@ class ServeEngine {
   mutable std::list<std::pair<std::string, std::shared_ptr<const JsonGrammar>>> lru_;
   mutable std::unordered_map<std::string, decltype(lru_)::iterator> cache_;
   mutable std::size_t compiling_ = 0;  // guarded by cache_mu_
-  mutable std::condition_variable compile_cv_;
+  std::unique_ptr<BackgroundPool> background_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
