@@ -13,8 +13,7 @@ namespace {
 HeadResult head(const std::string& headers, std::size_t max_body = 1000) {
   HeadLimits limits;
   limits.max_body_bytes = max_body;
-  return parse_head("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + headers + "\r\n",
-                    limits);
+  return parse_head("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + headers + "\r\n", limits);
 }
 
 int status_of(const std::string& headers) {

@@ -12,8 +12,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -69,11 +69,11 @@ struct HttpFront::Impl {
   int wake_fd = -1;
   std::atomic<bool> stopping{false};
 
-  std::map<int, std::shared_ptr<Conn>> conns;  // poll thread only
+  std::map<int, std::shared_ptr<Conn>> conns;   // poll thread only
   std::map<std::string, std::size_t> per_peer;  // poll thread only
   std::size_t reserved = 0;                     // poll thread only
 
-  mutable std::mutex mu;  // guards returned, tasks, stats
+  mutable std::mutex mu;                                         // guards returned, tasks, stats
   std::vector<std::pair<std::shared_ptr<Conn>, bool>> returned;  // (conn, keep)
   std::deque<std::unique_ptr<Exchange>> tasks;
   std::condition_variable task_cv;
@@ -161,8 +161,8 @@ struct HttpFront::Impl {
       c->reserved = over;
       if (over) ++reserved;
       // A reserved connection is for a quick GET: it gets a short deadline.
-      const auto limit = over ? std::min(opt.header_timeout, std::chrono::milliseconds(2000))
-                              : opt.header_timeout;
+      const auto limit =
+          over ? std::min(opt.header_timeout, std::chrono::milliseconds(2000)) : opt.header_timeout;
       c->deadline = Clock::now() + limit;
       ++per_peer[c->peer];
       conns.emplace(fd, std::move(c));
@@ -301,20 +301,25 @@ struct HttpFront::Impl {
       fds.push_back({wake_fd, POLLIN, 0});
       fds.push_back({listen_fd, static_cast<short>(room ? POLLIN : 0), 0});
       auto next = Clock::now() + std::chrono::seconds(1);
+      std::size_t buffered = 0;
+      for (const auto& [fd, c] : conns) buffered += c->in.size();
+      const bool full = buffered >= opt.max_buffered_bytes;
       for (const auto& [fd, c] : conns) {
         short ev = 0;
         if (c->state == Conn::State::kBusy) {
           if (c->gone) continue;  // reported once; POLLHUP would repeat forever
           ev = POLLRDHUP;
         } else {
-          ev = static_cast<short>(c->in.size() <= wanted(*c) ? POLLIN | POLLRDHUP : 0);
+          const bool read = c->in.size() <= wanted(*c) && !(full && c->state == Conn::State::kBody);
+          ev = static_cast<short>(read ? POLLIN | POLLRDHUP : 0);
           next = std::min(next, c->deadline);
         }
         fds.push_back({fd, ev, 0});
         polled.push_back(c);
       }
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
-      const int n = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long>(0, wait.count() + 1)));
+      const int n =
+          ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long>(0, wait.count() + 1)));
       if (n < 0 && errno != EINTR) break;
       if (fds[0].revents & POLLIN) {
         std::uint64_t v = 0;
@@ -382,8 +387,12 @@ Exchange::~Exchange() {
   f.wake();
 }
 
-bool Exchange::gone() const noexcept { return conn_->gone.load(); }
-const std::atomic<bool>& Exchange::gone_flag() const noexcept { return conn_->gone; }
+bool Exchange::gone() const noexcept {
+  return conn_->gone.load();
+}
+const std::atomic<bool>& Exchange::gone_flag() const noexcept {
+  return conn_->gone;
+}
 
 void Exchange::on_gone(std::function<void()> f) {
   {
@@ -459,7 +468,9 @@ bool Exchange::write_chunk(std::string_view data) {
   return send_all(out);
 }
 
-bool Exchange::end_stream() { return chunked_ ? send_all("0\r\n\r\n") : ok_; }
+bool Exchange::end_stream() {
+  return chunked_ ? send_all("0\r\n\r\n") : ok_;
+}
 
 // --- HttpFront ------------------------------------------------------------------
 
@@ -496,9 +507,9 @@ int HttpFront::bind() {
   addrinfo* res = nullptr;
   const std::string port = std::to_string(o.port);
   auto fail = [&] {
-    return Error(ErrorCode::kIo, "port",
-                 "cannot listen on " + o.host + ":" + port +
-                     " (in use, or not an address of this machine)");
+    return Error(
+        ErrorCode::kIo, "port",
+        "cannot listen on " + o.host + ":" + port + " (in use, or not an address of this machine)");
   };
   if (::getaddrinfo(o.host.c_str(), port.c_str(), &hints, &res) != 0 || !res) throw fail();
   int fd = -1;

@@ -32,6 +32,9 @@ struct FrontOptions {
   std::size_t max_connections = 512;
   std::size_t max_per_peer = 64;
   std::size_t reserve = 16;  // past the caps, for cheap routes only
+  // Request bytes buffered across all connections; past it, bodies wait
+  // (and time out) instead of growing memory (512 x 8 MiB bodies).
+  std::size_t max_buffered_bytes = 256u << 20;
   std::size_t max_requests_per_connection = 1000;
   unsigned workers = 128;
 };
@@ -44,9 +47,9 @@ struct HttpResponse {
 };
 
 struct FrontStats {
-  std::size_t open = 0;       // client connections now
-  std::size_t refused = 0;    // closed at accept: over every cap
-  std::size_t timed_out = 0;  // head or body past its deadline
+  std::size_t open = 0;         // client connections now
+  std::size_t refused = 0;      // closed at accept: over every cap
+  std::size_t timed_out = 0;    // head or body past its deadline
   std::size_t disconnects = 0;  // clients that left while a worker had their request
 };
 

@@ -11,8 +11,21 @@ namespace {
 bool is_tchar(char c) {
   if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
   switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
-    case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
       return true;
     default:
       return false;
@@ -98,13 +111,13 @@ HeadResult parse_head(std::string_view buf, const HeadLimits& limits) {
   const std::size_t end = buf.find("\r\n\r\n");
   if (end == std::string_view::npos) {
     if (buf.size() > limits.max_head_bytes)
-      return fail(431, "the request head is larger than " +
-                           std::to_string(limits.max_head_bytes) + " bytes");
+      return fail(431, "the request head is larger than " + std::to_string(limits.max_head_bytes) +
+                           " bytes");
     return {};
   }
   if (end + 4 > limits.max_head_bytes)
-    return fail(431, "the request head is larger than " + std::to_string(limits.max_head_bytes) +
-                         " bytes");
+    return fail(
+        431, "the request head is larger than " + std::to_string(limits.max_head_bytes) + " bytes");
   const std::string_view head = buf.substr(0, end);
   HeadResult r;
   HttpRequest& q = r.request;
@@ -160,8 +173,7 @@ HeadResult parse_head(std::string_view buf, const HeadLimits& limits) {
         return fail(400, "Content-Length must be a non-negative decimal integer, not '" +
                              std::string(value.substr(0, 64)) + "'");
     } else if (name == "transfer-encoding") {
-      return fail(501,
-                  "Transfer-Encoding request bodies are not accepted; send Content-Length");
+      return fail(501, "Transfer-Encoding request bodies are not accepted; send Content-Length");
     } else if (name == "connection") {
       if (lists(value, "close")) q.keep_alive = false;
       if (lists(value, "keep-alive") && q.version == "HTTP/1.0") q.keep_alive = true;
@@ -174,8 +186,8 @@ HeadResult parse_head(std::string_view buf, const HeadLimits& limits) {
   if (n_length > 1) return fail(400, "more than one Content-Length header");
   if (length) {
     if (*length > limits.max_body_bytes)
-      return fail(413, "the request body is larger than " +
-                           std::to_string(limits.max_body_bytes) + " bytes");
+      return fail(413, "the request body is larger than " + std::to_string(limits.max_body_bytes) +
+                           " bytes");
     q.content_length = *length;
   } else if (q.method == "POST" || q.method == "PUT" || q.method == "PATCH") {
     return fail(411, "a request body needs a Content-Length header");
@@ -187,21 +199,36 @@ HeadResult parse_head(std::string_view buf, const HeadLimits& limits) {
 
 const char* status_reason(int status) {
   switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 411: return "Length Required";
-    case 413: return "Content Too Large";
-    case 417: return "Expectation Failed";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return status < 500 ? "Client Error" : "Server Error";
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Content Too Large";
+    case 417:
+      return "Expectation Failed";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return status < 500 ? "Client Error" : "Server Error";
   }
 }
 

@@ -39,8 +39,8 @@ HttpResponse head_error(const HeadError& e) {
   if (e.status == 408) code = "request_timeout";
   if (e.status == 503) code = "too_many_connections";
   if (e.status == 431) code = "header_too_large";
-  return error_response(ApiError(e.status, e.status >= 500 ? "server_error" : "invalid_request_error",
-                                 e.message, {}, code));
+  return error_response(ApiError(
+      e.status, e.status >= 500 ? "server_error" : "invalid_request_error", e.message, {}, code));
 }
 
 ApiError not_found(const HttpRequest& req) {
@@ -223,6 +223,9 @@ int serve(const ServerOptions& options, const std::function<void(int)>& on_liste
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  // Measured with 64 streaming clients: RSS after the burst +45 MiB with
+  // glibc's 16 arenas, +15 MiB with 2, and no slower.
+  limit_malloc_arenas(2);
 
   ServeEngine engine(options.engine);
   const auto started = std::chrono::duration_cast<std::chrono::seconds>(

@@ -29,4 +29,10 @@ void release_free_memory() {
 #endif
 }
 
+void limit_malloc_arenas([[maybe_unused]] int arenas) {
+#if defined(__GLIBC__)
+  mallopt(M_ARENA_MAX, arenas);
+#endif
+}
+
 }  // namespace nextok::server

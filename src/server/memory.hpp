@@ -17,4 +17,10 @@ MemoryUsage memory_usage();
 // freed in its arenas otherwise; a no-op elsewhere.
 void release_free_memory();
 
+// Caps glibc's malloc arenas (by default 8 per core, one per thread up to
+// that). The server's many short-lived worker threads would otherwise each
+// grow an arena to its own high-water mark and keep it. Call before threads
+// start; a no-op elsewhere.
+void limit_malloc_arenas(int arenas);
+
 }  // namespace nextok::server

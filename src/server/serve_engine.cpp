@@ -308,14 +308,23 @@ void ServeEngine::work(std::size_t slot) {
       running_[slot] = job;
     }
     if (!job->cancelled()) run(*job, slot);
-    std::lock_guard lock(mu_);
-    if (stopping_ && job->cancelled() && !job->error) {
-      job->error =
-          ApiError(503, "server_error", "the server is shutting down", {}, "shutting_down");
+    bool idle = false;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_ && job->cancelled() && !job->error) {
+        job->error =
+            ApiError(503, "server_error", "the server is shutting down", {}, "shutting_down");
+      }
+      job->finish();
+      running_[slot].reset();
+      ++served_;
+      idle = queue_.empty() &&
+             std::none_of(running_.begin(), running_.end(), [](const auto& j) { return !!j; });
     }
-    job->finish();
-    running_[slot].reset();
-    ++served_;
+    job.reset();
+    // The last request out hands the heap's free pages back (a busy server
+    // reuses them; an idle one should not sit on a burst's high-water mark).
+    if (idle) release_free_memory();
   }
 }
 

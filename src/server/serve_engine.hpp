@@ -31,11 +31,11 @@ struct EngineOptions {
   unsigned threads = 0;           // model threads; 0 = every core
   std::uint32_t max_context = 0;  // 0 = the model's
   std::uint32_t default_max_tokens = 2048;
-  std::size_t max_queue = 256;     // waiting jobs; more is a 503
-  std::size_t grammar_cache = 32;  // compiled schemas kept
-  std::size_t parallel = 8;        // generations decoded together (batched)
+  std::size_t max_queue = 256;          // waiting jobs; more is a 503
+  std::size_t grammar_cache = 32;       // compiled schemas kept
+  std::size_t parallel = 8;             // generations decoded together (batched)
   std::uint32_t max_compile_ms = 1000;  // one schema's compile budget; past it, a 400
-  std::size_t compile_slots = 2;   // low-priority threads for compiles and big parses
+  std::size_t compile_slots = 2;        // low-priority threads for compiles and big parses
 };
 
 struct EngineStats {

@@ -293,7 +293,8 @@ class Compiler {
         // cannot be proven disjoint from the others.
         const bool pending_branch = std::any_of(alt.options.begin(), alt.options.end(),
                                                 [&](uint32_t o) { return pending_.contains(o); });
-        if (bit == kOneOfDone && (pending_branch || !branches_disjoint(g_, alt.options, [this] { tick(); }))) {
+        if (bit == kOneOfDone &&
+            (pending_branch || !branches_disjoint(g_, alt.options, [this] { tick(); }))) {
           OneOfContext oc{
               g_,
               sd_,
