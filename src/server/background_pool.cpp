@@ -45,7 +45,7 @@ std::size_t BackgroundPool::busy() const {
 
 void BackgroundPool::work(int nice) {
   // Linux: a thread's nice value is per thread (its tid is a "process").
-  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice);
+  if (nice != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice);
   std::unique_lock lock(mu_);
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });

@@ -1,8 +1,8 @@
-// A few threads at a low scheduling priority (nice +10) for the CPU-heavy
-// work that hostile input can cause — compiling schemas, parsing big
-// bodies — so that it slows the decode loop and the streams as little as
-// possible. The number of threads also bounds how many such jobs (and
-// their scratch memory) exist at once.
+// A few threads for one kind of request work. At a low priority (nice +10)
+// for the CPU-heavy work hostile input can cause — compiling schemas,
+// parsing big bodies — so that it slows the decode loop and the streams as
+// little as possible; the number of threads also bounds how many such jobs
+// (and their scratch memory) exist at once.
 #pragma once
 #include <atomic>
 #include <condition_variable>
