@@ -3,7 +3,9 @@ idle sockets, connection floods, clients that leave mid-request (plain and
 streamed), schemas that are huge or quadratic to compile, bogus framing and
 pipelining. Each attack runs while a normal streamed chat is timed: its first
 token must come within BOUND (2 x the idle time + 1 s). Prints the figures as
-JSON lines (docs/server.md). Runs from the release build (label model_oracles)."""
+JSON lines (docs/server.md). Runs from the release build (label model_oracles):
+its absolute bounds (slot freed within 1 s, the compile budget + 1.5 s) assume
+release-speed decode steps and DFA work; a debug build is ~20x slower."""
 import json
 import socket
 import threading
@@ -123,10 +125,10 @@ def test_slow_headers_do_not_block_others(server, bound):
     t.start()
     try:
         time.sleep(1.0)
-        check_ttft(server, bound, "200 slow-header sockets")
         t0 = time.time()
         h = health(server)
         assert time.time() - t0 < 1.0 and h["connections"]["open"] >= 200
+        check_ttft(server, bound, "200 slow-header sockets")
         # The whole head has a deadline: every socket hears 408 and is closed.
         for s in socks:
             s.settimeout(HEADER_TIMEOUT + 3)
