@@ -32,9 +32,29 @@ std::function<int()> add_serve(CLI::App& app) {
                   "Prompt tokens a request reads per step of the loop (long prompts interleave)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--max-body", o->max_body_bytes, "Largest request body in bytes (else 413)");
-  cmd->add_option("--http-threads", o->http_threads, "Connections served at once");
-  return [o, model, cmd]() {
+  cmd->add_option("--http-threads", o->http_threads,
+                  "Requests handled at once (worker threads; heads are read by one poll thread)");
+  cmd->add_option("--max-connections", o->max_connections,
+                  "Open client connections (16 more are kept for /health)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  cmd->add_option("--max-connections-per-peer", o->max_connections_per_peer,
+                  "Open connections from one client address")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  auto header_s = std::make_shared<double>(10.0);
+  auto body_s = std::make_shared<double>(30.0);
+  cmd->add_option("--header-timeout", *header_s,
+                  "Seconds for a request's whole head (also the keep-alive idle time)")
+      ->check(CLI::Range(0.05, 3600.0));
+  cmd->add_option("--body-timeout", *body_s, "Seconds for a request's whole body")
+      ->check(CLI::Range(0.05, 3600.0));
+  cmd->add_option("--max-compile-ms", o->engine.max_compile_ms,
+                  "Budget for compiling one JSON schema (past it, a 400 naming it)")
+      ->check(CLI::Range(1u, 600000u));
+  return [o, model, cmd, header_s, body_s]() {
     if (!cmd->parsed()) return -1;
+    auto ms = [](double s) { return std::chrono::milliseconds(static_cast<long>(s * 1000.0)); };
+    o->header_timeout = ms(*header_s);
+    o->body_timeout = ms(*body_s);
     FetchOptions fetch;
     fetch.python = default_python();
     fetch.progress = [](std::string_view msg) {

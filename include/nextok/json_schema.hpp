@@ -7,6 +7,7 @@
 // docs/constraint-engine.md says what is enforced and how.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -28,6 +29,9 @@ struct ConstraintLimits {
   size_t max_enum_values = 100000;
   size_t max_schema_depth = 128;   // nested subschemas (real schemas stay under ~30)
   uint32_t max_compile_ms = 2000;  // wall clock for JsonGrammar::from_schema; 0 = none
+  // Set (from any thread) to stop a compile in progress: it fails at its next
+  // budget check with kInvalidArgument, param "cancelled". Null: never.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct JsonConstraintOptions {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "memory.hpp"
 #include "nextok/error.hpp"
 #include "nextok/version.hpp"
 
@@ -35,6 +36,7 @@ ServeEngine::ServeEngine(const EngineOptions& options) : options_(options) {
     template_ = ChatTemplate::detect(*tok.chat_template(), tok.bos_token(), tok.eos_token());
   index_ = TokenIndex::build(tok.shared_vocab());
   any_object_ = JsonGrammar::any_object(index_);
+  background_ = std::make_unique<BackgroundPool>(options.compile_slots);
   loop_ = std::make_unique<StepLoop>(*model_, std::max<std::size_t>(1, options.parallel),
                                      options.max_queue, options.prefill_chunk);
 }
@@ -79,26 +81,63 @@ std::vector<std::int32_t> ServeEngine::prompt_ids(const ApiRequest& r,
   return {ids.begin(), ids.end()};
 }
 
-std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r) const {
+// Under cache_mu_.
+std::shared_ptr<const JsonGrammar> ServeEngine::cached(const std::string& key) const {
+  const auto it = cache_.find(key);
+  if (it == cache_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r,
+                                                        const std::atomic<bool>* cancel) const {
   if (r.format == ResponseFormat::kJsonObject) return any_object_;
   const std::string key = (r.schema_strict ? "s:" : "l:") + r.schema;
+  auto gone = [&] { return cancel && cancel->load(); };
+  auto cancelled = [] {
+    return ApiError(499, "invalid_request_error", "the client closed the connection", {},
+                    "client_disconnected");
+  };
   {
     std::lock_guard lock(cache_mu_);
-    if (const auto it = cache_.find(key); it != cache_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second);
-      return it->second->second;
-    }
+    if (auto g = cached(key)) return g;
   }
-  JsonConstraintOptions co;
-  co.strict = r.schema_strict;
+  // Compiles run on the low-priority threads, a few at a time: a burst of
+  // big schemas neither starves decoding nor multiplies the peak memory, and
+  // the same schema sent by many clients compiles once (the later ones find
+  // it cached when their turn comes).
   std::shared_ptr<const JsonGrammar> g;
-  try {
-    g = JsonGrammar::from_schema(index_, r.schema, co);
-  } catch (const Error& e) {
-    std::string where = e.param().empty() ? "" : " at " + e.param();
-    throw ApiError(400, "invalid_request_error", "invalid JSON schema" + where + ": " + e.what(),
-                   "response_format.json_schema.schema", "invalid_schema");
-  }
+  background_->run([&] {
+    {
+      std::lock_guard lock(cache_mu_);
+      g = cached(key);
+      if (g) return;
+      ++compiling_;
+    }
+    struct Done {
+      const ServeEngine& e;
+      ~Done() {
+        {
+          std::lock_guard lock(e.cache_mu_);
+          --e.compiling_;
+        }
+        release_free_memory();  // the compile's scratch
+      }
+    } done{*this};
+    if (gone()) throw cancelled();
+    JsonConstraintOptions co;
+    co.strict = r.schema_strict;
+    co.limits.max_compile_ms = options_.max_compile_ms;
+    co.limits.cancel = cancel;
+    try {
+      g = JsonGrammar::from_schema(index_, r.schema, co);
+    } catch (const Error& e) {
+      if (gone()) throw cancelled();
+      std::string where = e.param().empty() ? "" : " at " + e.param();
+      throw ApiError(400, "invalid_request_error", "invalid JSON schema" + where + ": " + e.what(),
+                     "response_format.json_schema.schema", "invalid_schema");
+    }
+  });
   std::lock_guard lock(cache_mu_);
   if (cache_.count(key) == 0) {
     lru_.emplace_front(key, g);
@@ -111,7 +150,8 @@ std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r) con
   return g;
 }
 
-std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r) const {
+std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r,
+                                          const std::atomic<bool>* cancel) const {
   if (!serves(r.model)) {
     throw ApiError(
         404, "invalid_request_error",
@@ -174,7 +214,7 @@ std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r) const {
     throw ApiError::bad_param(e.param(), e.what());
   }
   if (r.format != ResponseFormat::kText) {
-    job->constraint = std::make_unique<JsonConstraint>(grammar(r));
+    job->constraint = std::make_unique<JsonConstraint>(grammar(r, cancel));
     o.constraint = job->constraint.get();
   }
   if (r.speculative) {
@@ -187,6 +227,12 @@ std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r) const {
 
 void ServeEngine::submit(std::shared_ptr<Job> job) { loop_->submit(std::move(job)); }
 
-EngineStats ServeEngine::stats() const { return loop_->stats(); }
+EngineStats ServeEngine::stats() const {
+  EngineStats s;
+  static_cast<LoopStats&>(s) = loop_->stats();
+  std::lock_guard lock(cache_mu_);
+  s.compiling = compiling_;
+  return s;
+}
 
 }  // namespace nextok::server

@@ -2,6 +2,7 @@
 // ids, decode options, constraint) on the caller's thread, and runs up to
 // `parallel` jobs at once, first come first served, on the StepLoop.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -14,6 +15,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "background_pool.hpp"
 #include "job.hpp"
 #include "nextok/chat.hpp"
 #include "nextok/llama.hpp"
@@ -28,13 +30,17 @@ struct EngineOptions {
   unsigned threads = 0;           // model threads; 0 = every core
   std::uint32_t max_context = 0;  // 0 = the model's
   std::uint32_t default_max_tokens = 2048;
-  std::size_t max_queue = 256;     // waiting jobs; more is a 503
-  std::size_t grammar_cache = 32;  // compiled schemas kept
-  std::size_t parallel = 8;        // generations decoded together (batched)
-  std::size_t prefill_chunk = 256;  // prompt tokens per request per loop iteration
+  std::size_t max_queue = 256;          // waiting jobs; more is a 503
+  std::size_t grammar_cache = 32;       // compiled schemas kept
+  std::size_t parallel = 8;             // generations decoded together (batched)
+  std::size_t prefill_chunk = 256;      // prompt tokens per request per loop iteration
+  std::uint32_t max_compile_ms = 1000;  // one schema's compile budget; past it, a 400
+  std::size_t compile_slots = 2;        // low-priority threads for compiles and big parses
 };
 
-using EngineStats = LoopStats;
+struct EngineStats : LoopStats {
+  std::size_t compiling = 0;  // schema compiles in progress
+};
 
 class ServeEngine {
  public:
@@ -49,18 +55,24 @@ class ServeEngine {
   bool serves(const std::string& model) const;
 
   // Throws ApiError: 404 for another model, 400 for a request the model
-  // cannot serve (context, unknown ids, schemas, budgets).
-  std::shared_ptr<Job> prepare(const ApiRequest& request) const;
+  // cannot serve (context, unknown ids, schemas, budgets). `cancel`, when
+  // set (the client left), stops a schema compile or the wait for one.
+  std::shared_ptr<Job> prepare(const ApiRequest& request,
+                               const std::atomic<bool>* cancel = nullptr) const;
   // Throws ApiError 503 when the queue is full.
   void submit(std::shared_ptr<Job> job);
   EngineStats stats() const;
+  // Low-priority threads for CPU-heavy request work (schemas, big bodies).
+  BackgroundPool& background() const { return *background_; }
   // Refuses new work, fails queued jobs with a 503 and cancels the running
   // one, so a stop does not wait for every client.
   void shutdown();
 
  private:
   std::vector<std::int32_t> prompt_ids(const ApiRequest& r, std::string& rendered) const;
-  std::shared_ptr<const JsonGrammar> grammar(const ApiRequest& r) const;
+  std::shared_ptr<const JsonGrammar> grammar(const ApiRequest& r,
+                                             const std::atomic<bool>* cancel) const;
+  std::shared_ptr<const JsonGrammar> cached(const std::string& key) const;
 
   EngineOptions options_;
   std::unique_ptr<LlamaModel> model_;
@@ -74,6 +86,8 @@ class ServeEngine {
   mutable std::mutex cache_mu_;
   mutable std::list<std::pair<std::string, std::shared_ptr<const JsonGrammar>>> lru_;
   mutable std::unordered_map<std::string, decltype(lru_)::iterator> cache_;
+  mutable std::size_t compiling_ = 0;  // guarded by cache_mu_
+  std::unique_ptr<BackgroundPool> background_;
 
   std::unique_ptr<StepLoop> loop_;
 };

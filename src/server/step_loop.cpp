@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "memory.hpp"
 #include "nextok/error.hpp"
 
 namespace nextok::server {
@@ -239,6 +240,7 @@ void StepLoop::step(std::vector<Live>& live) {
 
 void StepLoop::retire(std::vector<Live>& live, std::vector<std::size_t>& free_seqs) {
   std::vector<Live> keep;
+  bool retired = false;
   for (Live& l : live) {
     if (!l.error && !l.gen->done()) {
       keep.push_back(std::move(l));
@@ -259,8 +261,17 @@ void StepLoop::retire(std::vector<Live>& live, std::vector<std::size_t>& free_se
     job.finish();
     running_.erase(std::find(running_.begin(), running_.end(), l.job));
     ++stats_.served;
+    retired = true;
   }
   live.swap(keep);
+  if (!retired || !live.empty()) return;
+  {
+    std::lock_guard lock(mu_);
+    if (!queue_.empty()) return;
+  }
+  // The last request out hands the heap's free pages back (a busy server
+  // reuses them; an idle one should not sit on a burst's high-water mark).
+  release_free_memory();
 }
 
 }  // namespace nextok::server

@@ -74,6 +74,7 @@ std::shared_ptr<const JsonGrammar> JsonGrammar::from_schema(std::shared_ptr<cons
   so.max_enum_values = opt.limits.max_enum_values;
   so.max_depth = opt.limits.max_schema_depth;
   so.max_compile_ms = opt.limits.max_compile_ms;
+  so.cancel = opt.limits.cancel;
   auto compiled = constraint::compile_json_schema(schema, so, constraint::StandardDfas::get());
   auto impl = std::make_unique<Impl>();
   impl->index = std::move(index);

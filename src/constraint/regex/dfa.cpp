@@ -488,7 +488,8 @@ Dfa Dfa::subtract(const Dfa& a, const Dfa& b, size_t max_states) {
   return product(a, b, max_states, true);
 }
 
-Dfa Dfa::unite(std::span<const Dfa* const> parts, size_t max_states) {
+Dfa Dfa::unite(std::span<const Dfa* const> parts, size_t max_states,
+               const std::function<void()>& tick) {
   using Set = std::vector<std::pair<uint32_t, int32_t>>;  // (part, state), sorted
   Dfa d;
   std::vector<std::vector<uint32_t>> labels;
@@ -500,6 +501,7 @@ Dfa Dfa::unite(std::span<const Dfa* const> parts, size_t max_states) {
   ids[sets[0]] = 0;
   std::vector<Set> next(256);
   for (size_t cur = 0; cur < sets.size(); ++cur) {
+    if (tick) tick();  // a state costs 256 steps per member: thousands for wide unions
     d.table_.resize((cur + 1) * 256, kDead);
     for (auto& n : next) n.clear();
     bool accepting = false;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,7 +55,9 @@ class Dfa {
   static Dfa intersect(const Dfa& a, const Dfa& b, size_t max_states = 10000);
   // Strings any of the parts accepts (one subset construction for all of
   // them); labels are dropped.
-  static Dfa unite(std::span<const Dfa* const> parts, size_t max_states = 10000);
+  // `tick` runs once per state built (a compile budget's check; it may throw).
+  static Dfa unite(std::span<const Dfa* const> parts, size_t max_states = 10000,
+                   const std::function<void()>& tick = {});
   // Strings a accepts and b does not; labels are dropped.
   static Dfa subtract(const Dfa& a, const Dfa& b, size_t max_states = 10000);
   // No string at all is accepted.

@@ -134,7 +134,7 @@ std::optional<std::vector<uint32_t>> exclusive_branches(OneOfContext& c,
     }
     out.push_back(c.add_node(std::move(alt)));
   }
-  if (!branches_disjoint(c.g, out)) return std::nullopt;
+  if (!branches_disjoint(c.g, out, c.tick)) return std::nullopt;
   return out;
 }
 

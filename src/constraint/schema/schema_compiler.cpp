@@ -87,6 +87,8 @@ class Compiler {
 
   // Past the wall-clock budget the compile stops with an error that names it.
   void tick() const {
+    if (opt_.cancel && opt_.cancel->load(std::memory_order_relaxed))
+      throw Error(ErrorCode::kInvalidArgument, "cancelled", "schema compile cancelled");
     if (std::chrono::steady_clock::now() > deadline_) {
       fail(ErrorCode::kInvalidArgument, "",
            "schema needs more than max_compile_ms = " + std::to_string(opt_.max_compile_ms) +
@@ -291,7 +293,8 @@ class Compiler {
         // cannot be proven disjoint from the others.
         const bool pending_branch = std::any_of(alt.options.begin(), alt.options.end(),
                                                 [&](uint32_t o) { return pending_.contains(o); });
-        if (bit == kOneOfDone && (pending_branch || !branches_disjoint(g_, alt.options))) {
+        if (bit == kOneOfDone &&
+            (pending_branch || !branches_disjoint(g_, alt.options, [this] { tick(); }))) {
           OneOfContext oc{
               g_,
               sd_,
@@ -343,7 +346,7 @@ class Compiler {
         kept.push_back(o);
     }
     if (dfas.size() < kMergeLeaves) return;
-    Dfa u = Dfa::unite(dfas, std::min<size_t>(opt_.max_dfa_states, 50000));
+    Dfa u = Dfa::unite(dfas, std::min<size_t>(opt_.max_dfa_states, 50000), [this] { tick(); });
     kept.push_back(leaf(add_dfa(std::move(u))));
     options = std::move(kept);
   }

@@ -3,6 +3,7 @@
 // how: property order, oneOf, whitespace, unsupported keywords.
 #pragma once
 
+#include <atomic>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ struct SchemaCompileOptions {
   size_t max_enum_values = 100000;  // enum/const values in one schema
   size_t max_depth = 128;           // nesting of subschemas being compiled
   uint32_t max_compile_ms = 0;      // wall-clock budget; 0 = none
+  const std::atomic<bool>* cancel = nullptr;  // set: stop at the next budget check
 };
 
 struct CompiledSchema {

@@ -237,7 +237,7 @@ bool pair_disjoint(const Grammar& g, uint32_t x, uint32_t y) {
 // pairwise products would cost the square of their count. nullopt past the
 // budget of walk states.
 std::optional<bool> leaves_disjoint_together(const Grammar& g, const std::vector<uint32_t>& leaves,
-                                             size_t budget) {
+                                             size_t budget, const std::function<void()>& tick) {
   using Walk = std::vector<std::pair<uint32_t, int32_t>>;  // (leaf, state), sorted
   std::set<Walk> seen;
   std::vector<Walk> work(1);
@@ -247,6 +247,7 @@ std::optional<bool> leaves_disjoint_together(const Grammar& g, const std::vector
   }
   std::vector<Walk> next(256);
   while (!work.empty()) {
+    if (tick) tick();
     const Walk w = std::move(work.back());
     work.pop_back();
     uint32_t accepting = 0, last = UINT32_MAX;
@@ -277,7 +278,8 @@ std::optional<bool> leaves_disjoint_together(const Grammar& g, const std::vector
 
 }  // namespace
 
-bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options) {
+bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options,
+                       const std::function<void()>& tick) {
   std::vector<uint32_t> leaves, others;
   for (uint32_t o : options) {
     if (g.nodes[o].kind == NodeKind::kLeaf) leaves.push_back(o);
@@ -287,12 +289,14 @@ bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options) {
   const auto pairs = [&](const std::vector<uint32_t>& a, const std::vector<uint32_t>& b,
                          bool same) {
     for (size_t i = 0; i < a.size(); ++i)
-      for (size_t j = same ? i + 1 : 0; j < b.size(); ++j)
+      for (size_t j = same ? i + 1 : 0; j < b.size(); ++j) {
+        if (tick) tick();
         if (!pair_disjoint(g, a[i], b[j])) return false;
+      }
     return true;
   };
   const std::optional<bool> apart =
-      leaves.size() > 2 ? leaves_disjoint_together(g, leaves, 200000) : std::nullopt;
+      leaves.size() > 2 ? leaves_disjoint_together(g, leaves, 200000, tick) : std::nullopt;
   if (apart ? !*apart : !pairs(leaves, leaves, true)) return false;
   return pairs(others, others, true) && pairs(leaves, others, false);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -48,7 +49,9 @@ std::optional<std::string> multiple_of_regex(const nlohmann::json& m, bool integ
 // True when no JSON text can match two of the options (so anyOf enforces
 // oneOf): told apart by first byte, or objects by a required property that
 // the other forbids or whose values cannot coincide.
-bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options);
+// `tick` runs per product state explored (a compile budget's check; it may throw).
+bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options,
+                       const std::function<void()>& tick = {});
 
 // Turns nodes that no finite JSON text satisfies (e.g. a required property
 // that recurses forever) into kNever and drops references to them, so the
