@@ -221,6 +221,9 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
     // Lane l holds the block's double lane l: elements i+l, then i+8+l, in
     // element order. Masked-out tail lanes add +0.0, which changes no sum.
     __m512d sum = _mm512_setzero_pd();
+    __m512i count[kLadderLevels];  // per-lane hits, at most 64 per block
+    for (auto& c : count) c = _mm512_setzero_si512();
+    const __m512i one = _mm512_set1_epi32(1);
     for (std::size_t i = base; i < end; i += 16) {
       const __mmask16 live = live_lanes(end - i);
       const __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(live, x + i), scale);
@@ -231,11 +234,12 @@ ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* 
       if (ladder) {
         for (int j = 0; j < kLadderLevels; ++j) {
           const __mmask16 ge = _mm512_mask_cmp_ps_mask(live, e, tau[j], _CMP_GE_OQ);
-          acc.count[j] += __builtin_popcount(static_cast<unsigned>(ge));
+          count[j] = _mm512_mask_add_epi32(count[j], ge, count[j], one);
         }
       }
     }
     _mm512_storeu_pd(acc.sum.data(), sum);
+    for (int j = 0; j < kLadderLevels; ++j) acc.count[j] = _mm512_reduce_add_epi32(count[j]);
     flush_block(acc, out, block_sums, block);
   }
   return out;
