@@ -126,6 +126,8 @@ bool load_bf16(const std::uint16_t* src, std::size_t n, const std::uint32_t* mas
   return load_impl(src, n, mask, dst);
 }
 
+// As in the AVX2 kernel, only the sign of a zero maximum can depend on the
+// lane order (-0 == +0); every other result is the scalar one.
 float max_f32(const float* x, std::size_t n) {
   const __m512 neg_inf = _mm512_set1_ps(kNegInf);
   __m512 m0 = neg_inf;
