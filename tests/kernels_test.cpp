@@ -2,9 +2,14 @@
 // is accurate against the C library.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
+#include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "backend/cpu/bf16.hpp"
 #include "backend/cpu/exp_f32.hpp"
@@ -45,46 +50,126 @@ TEST(Kernels, ExpIsAccurateAcrossTheRange) {
   EXPECT_EQ(cpu::expc::exp_f32(-200.0f), 0.0f);
 }
 
-TEST(Kernels, AllIsasAgreeBitForBit) {
-  std::mt19937_64 g(11);
+// Compares every kernel of k with the scalar one on x (NaN-free for max and
+// exp), its bf16 rounding, and with no mask and the given masks.
+static void expect_same_as_scalar(const cpu::Kernels& k, const std::vector<float>& x,
+                           const std::vector<const std::uint32_t*>& masks, float shift_offset) {
   const auto& ref = cpu::scalar_kernels();
+  const std::size_t n = x.size();
   const float ladder[cpu::kLadderLevels] = {0.1f, 0.01f, 1e-4f, 1e-8f};
-  for (const cpu::Kernels* k : cpu::available_kernels()) {
-    for (std::size_t n : {1u, 7u, 8u, 33u, 1023u, 1024u, 1025u, 4099u, 151936u}) {
-      std::vector<float> x = data(g, n);
-      std::vector<std::uint32_t> mask((n + 31) / 32);
-      for (auto& w : mask) w = static_cast<std::uint32_t>(g());
-      std::vector<std::uint16_t> b(n);
-      for (std::size_t i = 0; i < n; ++i) b[i] = cpu::f32_to_bf16(x[i]);
-
-      for (const std::uint32_t* m : {static_cast<const std::uint32_t*>(nullptr), static_cast<const std::uint32_t*>(mask.data())}) {
-        const auto a1 = ref.argmax_f32(x.data(), n, m), a2 = k->argmax_f32(x.data(), n, m);
-        EXPECT_EQ(a1.index, a2.index) << k->name << " n=" << n;
-        const auto b1 = ref.argmax_bf16(b.data(), n, m), b2 = k->argmax_bf16(b.data(), n, m);
-        EXPECT_EQ(b1.index, b2.index) << k->name << " n=" << n;
-        std::vector<float> d1(n), d2(n);
-        ref.load_bf16(b.data(), n, m, d1.data());
-        k->load_bf16(b.data(), n, m, d2.data());
-        EXPECT_EQ(d1, d2);
-      }
-      EXPECT_EQ(ref.max_f32(x.data(), n), k->max_f32(x.data(), n));
-      const float mx = ref.max_f32(x.data(), n);
-      std::vector<float> e1(n), e2(n);
-      std::vector<double> s1((n + cpu::kSumBlock - 1) / cpu::kSumBlock), s2(s1.size());
-      const cpu::ExpParams p{1.0f / 0.7f, mx / 0.7f, ladder};
-      const auto r1 = ref.exp_weights(x.data(), n, p, e1.data(), s1.data());
-      const auto r2 = k->exp_weights(x.data(), n, p, e2.data(), s2.data());
-      EXPECT_EQ(e1, e2) << k->name;
-      EXPECT_EQ(s1, s2) << k->name;
-      EXPECT_EQ(r1.total, r2.total) << k->name;
-      EXPECT_EQ(r1.count, r2.count) << k->name;
-      std::vector<std::int32_t> i1(n), i2(n);
-      const auto c1 = ref.indices_ge(e1.data(), n, 0.01f, i1.data());
-      const auto c2 = k->indices_ge(e1.data(), n, 0.01f, i2.data());
-      ASSERT_EQ(c1, c2);
-      EXPECT_TRUE(std::equal(i1.begin(), i1.begin() + static_cast<std::ptrdiff_t>(c1), i2.begin()));
+  std::vector<std::uint16_t> b(n);
+  for (std::size_t i = 0; i < n; ++i) b[i] = cpu::f32_to_bf16(x[i]);
+  std::vector<float> xn = x;  // with NaNs for argmax and load
+  for (std::size_t i = 3; i < n; i += 41) xn[i] = NAN;
+  std::vector<std::uint16_t> bn(n);
+  for (std::size_t i = 0; i < n; ++i) bn[i] = cpu::f32_to_bf16(xn[i]);
+  auto same_argmax = [&](cpu::ArgmaxResult a, cpu::ArgmaxResult c, const char* what) {
+    EXPECT_EQ(a.index, c.index) << k.name << " " << what << " n=" << n;
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(a.value), std::bit_cast<std::uint32_t>(c.value))
+        << k.name << " " << what << " n=" << n;
+    EXPECT_EQ(a.has_nan, c.has_nan) << k.name << " " << what << " n=" << n;
+  };
+  std::vector<const std::uint32_t*> all = masks;
+  all.insert(all.begin(), nullptr);
+  for (const std::uint32_t* m : all) {
+    for (const std::vector<float>* v : std::array<const std::vector<float>*, 2>{&x, &xn}) {
+      same_argmax(ref.argmax_f32(v->data(), n, m), k.argmax_f32(v->data(), n, m), "argmax_f32");
+      std::vector<float> d1(n + 1, 7.0f), d2(n + 1, 7.0f);  // one past the end stays untouched
+      EXPECT_EQ(ref.load_f32(v->data(), n, m, d1.data()), k.load_f32(v->data(), n, m, d2.data()))
+          << k.name << " n=" << n;
+      EXPECT_EQ(0, std::memcmp(d1.data(), d2.data(), d1.size() * sizeof(float)))
+          << k.name << " load_f32 n=" << n;
+    }
+    for (const std::vector<std::uint16_t>* v :
+         std::array<const std::vector<std::uint16_t>*, 2>{&b, &bn}) {
+      same_argmax(ref.argmax_bf16(v->data(), n, m), k.argmax_bf16(v->data(), n, m), "argmax_bf16");
+      std::vector<float> d1(n + 1, 7.0f), d2(n + 1, 7.0f);
+      EXPECT_EQ(ref.load_bf16(v->data(), n, m, d1.data()),
+                k.load_bf16(v->data(), n, m, d2.data()))
+          << k.name << " n=" << n;
+      EXPECT_EQ(0, std::memcmp(d1.data(), d2.data(), d1.size() * sizeof(float)))
+          << k.name << " load_bf16 n=" << n;
     }
   }
+  EXPECT_EQ(ref.max_f32(x.data(), n), k.max_f32(x.data(), n)) << k.name << " n=" << n;
+  const float mx = ref.max_f32(x.data(), n);
+  const float shift = (n > 0 ? mx / 0.7f : 0.0f) + shift_offset;
+  std::vector<float> e1(n + 1, 7.0f), e2(n + 1, 7.0f);
+  const std::size_t nb = (n + cpu::kSumBlock - 1) / cpu::kSumBlock;
+  std::vector<double> s1(nb + 1, 7.0), s2(nb + 1, 7.0);
+  for (const float* lad : {static_cast<const float*>(nullptr), static_cast<const float*>(ladder)}) {
+    const cpu::ExpParams p{1.0f / 0.7f, shift, lad};
+    const auto r1 = ref.exp_weights(x.data(), n, p, e1.data(), s1.data());
+    const auto r2 = k.exp_weights(x.data(), n, p, e2.data(), s2.data());
+    EXPECT_EQ(0, std::memcmp(e1.data(), e2.data(), e1.size() * sizeof(float)))
+        << k.name << " exp n=" << n << " offset=" << shift_offset;
+    EXPECT_EQ(s1, s2) << k.name << " n=" << n;
+    EXPECT_EQ(r1.total, r2.total) << k.name << " n=" << n << " offset=" << shift_offset;
+    EXPECT_EQ(r1.count, r2.count) << k.name << " n=" << n;
+    // Without the optional outputs the result is the same.
+    const auto r3 = k.exp_weights(x.data(), n, p, nullptr, nullptr);
+    EXPECT_EQ(r1.total, r3.total) << k.name << " n=" << n;
+    EXPECT_EQ(r1.count, r3.count) << k.name << " n=" << n;
+  }
+  for (const float thr : {0.01f, 0.0f, 2.0f}) {
+    std::vector<std::int32_t> i1(n + 1, -7), i2(n + 1, -7);
+    const auto c1 = ref.indices_ge(e1.data(), n, thr, i1.data());
+    const auto c2 = k.indices_ge(e1.data(), n, thr, i2.data());
+    ASSERT_EQ(c1, c2) << k.name << " n=" << n;
+    EXPECT_EQ(i1, i2) << k.name << " indices_ge n=" << n;
+  }
+}
+
+TEST(Kernels, AllIsasAgreeBitForBit) {
+  std::mt19937_64 g(11);
+  std::vector<std::size_t> sizes;
+  for (std::size_t n = 0; n <= 70; ++n) sizes.push_back(n);
+  for (std::size_t n : {95u, 96u, 97u, 127u, 128u, 129u, 1023u, 1024u, 1025u, 1031u, 1039u,
+                        1040u, 2048u, 4099u, 151936u, 262144u + 9u})
+    sizes.push_back(n);
+  for (const cpu::Kernels* k : cpu::available_kernels()) {
+    for (std::size_t n : sizes) {
+      std::vector<float> x = data(g, n);
+      for (std::size_t i = 2; i < n; i += 53) x[i] = -INFINITY;  // masked tokens reach exp as -Inf
+      const std::size_t words = (n + 31) / 32;
+      std::vector<std::uint32_t> random(words), none(words, 0U), high(words), ones(words, ~0U);
+      for (auto& w : random) w = static_cast<std::uint32_t>(g());
+      for (auto& w : high) w = 0xFFFF0000U;  // only the upper half of each word
+      expect_same_as_scalar(*k, x, {random.data(), none.data(), high.data(), ones.data()}, 0.0f);
+    }
+  }
+}
+
+// Exponents above the clamp (e^x saturates at e^88) and deep in the
+// underflow range take the same path as scalar in every ISA.
+TEST(Kernels, AllIsasAgreeOutsideTheUsualRange) {
+  std::mt19937_64 g(12);
+  for (const cpu::Kernels* k : cpu::available_kernels()) {
+    for (std::size_t n : {16u, 37u, 1100u}) {
+      const std::vector<float> x = data(g, n);
+      for (float offset : {-120.0f, -95.0f, -60.0f, 30.0f, 90.0f}) {
+        expect_same_as_scalar(*k, x, {}, offset);
+      }
+    }
+  }
+}
+
+TEST(Kernels, ActiveSetFollowsForceIsa) {
+  const char* force = std::getenv("NEXTOK_FORCE_ISA");
+  const std::string want = force != nullptr ? force : "";
+  const auto avail = cpu::available_kernels();
+  const char* widest = avail.back()->name;
+  const char* got = cpu::active_kernels().name;
+  if (want == "scalar") {
+    EXPECT_STREQ(got, "scalar");
+  } else if (want == "avx2") {
+    EXPECT_STREQ(got, cpu::avx2_kernels() != nullptr ? "avx2" : "scalar");
+  } else {
+    EXPECT_STREQ(got, widest);  // avx512, unset or unknown: the widest set
+  }
+  for (const cpu::Kernels* k : avail) EXPECT_NE(k, nullptr);
+  EXPECT_EQ(cpu::avx512_kernels() != nullptr,
+            std::string(widest) == "avx512");
 }
 
 TEST(Kernels, ArgmaxTiesGoToLowestIndexAndFlagNan) {

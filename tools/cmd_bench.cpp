@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "backend/cpu/bf16.hpp"
+#include "backend/cpu/kernels.hpp"
 #include "commands.hpp"
 #include "nextok/nextok.hpp"
 #include "npy.hpp"
@@ -30,6 +32,7 @@ struct BenchArgs {
   bool json = false;
   bool quick = false;
   bool anchors = true;
+  bool kernels = true;
   std::string python;
   std::string script = NEXTOK_SOURCE_DIR "/bench/host_anchors.py";
   std::vector<std::int64_t> vocabs = {32000, 151936, 262144};
@@ -43,6 +46,11 @@ Key key_of(const std::string& c, std::int64_t v, const std::string& d) {
 void emit(const BenchArgs& a, const nlohmann::json& j) {
   if (a.json) {
     std::printf("%s\n", j.dump().c_str());
+  } else if (j.contains("kernel") && j.contains("median_us")) {
+    std::printf("kernel %-18s V=%-7lld %-7s median %9.1f us  p99 %9.1f us\n",
+                j["kernel"].get<std::string>().c_str(), j["vocab"].get<long long>(),
+                j["isa"].get<std::string>().c_str(), j["median_us"].get<double>(),
+                j["p99_us"].get<double>());
   } else if (j.contains("median_us")) {
     std::printf("%-11s V=%-7lld %-5s %-10s median %9.1f us  p99 %9.1f us\n",
                 j["config"].get<std::string>().c_str(), j["vocab"].get<long long>(),
@@ -54,11 +62,64 @@ void emit(const BenchArgs& a, const nlohmann::json& j) {
   std::fflush(stdout);
 }
 
+// The host kernels on realistic logits, once per ISA this CPU runs, then the
+// speedup of each ISA over AVX2 (or over scalar where AVX2 is missing).
+void bench_kernels(const BenchArgs& a, double budget, std::size_t max_iters) {
+  const float ladder[cpu::kLadderLevels] = {0.0183f, 3.35e-4f, 1.13e-7f, 1.27e-14f};
+  for (std::int64_t vocab : a.vocabs) {
+    const auto n = static_cast<std::size_t>(vocab);
+    const std::vector<float> x = realistic_logits(vocab, 1234);
+    std::vector<std::uint16_t> b(n);
+    for (std::size_t i = 0; i < n; ++i) b[i] = cpu::f32_to_bf16(x[i]);
+    std::vector<std::uint32_t> mask((n + 31) / 32, 0x5555'5555U);
+    std::vector<float> dst(n);
+    std::vector<double> sums(n / cpu::kSumBlock + 1);
+    float mx = x[0];
+    for (float v : x) mx = v > mx ? v : mx;
+    const cpu::ExpParams p{1.0f / 0.8f, mx / 0.8f, ladder};
+    std::map<std::string, std::map<std::string, double>> by_kernel;  // kernel -> isa -> us
+    for (const cpu::Kernels* k : cpu::available_kernels()) {
+      const std::vector<std::pair<std::string, std::function<void()>>> runs = {
+          {"exp_weights_ladder", [&] { (void)k->exp_weights(x.data(), n, p, dst.data(), sums.data()); }},
+          {"argmax_f32", [&] { (void)k->argmax_f32(x.data(), n, nullptr); }},
+          {"argmax_bf16", [&] { (void)k->argmax_bf16(b.data(), n, nullptr); }},
+          {"argmax_f32_mask", [&] { (void)k->argmax_f32(x.data(), n, mask.data()); }},
+          {"load_f32_mask", [&] { (void)k->load_f32(x.data(), n, mask.data(), dst.data()); }},
+          {"load_bf16_mask", [&] { (void)k->load_bf16(b.data(), n, mask.data(), dst.data()); }},
+      };
+      for (const auto& [name, f] : runs) {
+        const Timing t = time_calls(f, budget, max_iters);
+        by_kernel[name][k->name] = t.median_us;
+        emit(a, {{"bench", "host_kernel"},
+                 {"kernel", name},
+                 {"vocab", vocab},
+                 {"isa", k->name},
+                 {"median_us", t.median_us},
+                 {"p99_us", t.p99_us},
+                 {"iters", t.iters}});
+      }
+    }
+    for (const auto& [name, isas] : by_kernel) {
+      const std::string base = isas.count("avx2") != 0 ? "avx2" : "scalar";
+      for (const auto& [isa, us] : isas) {
+        if (isa == base || isa == "scalar") continue;
+        emit(a, {{"bench", "host_kernel_ratio"},
+                 {"kernel", name},
+                 {"vocab", vocab},
+                 {"isa", isa},
+                 {"baseline", base},
+                 {"speedup", isas.at(base) / us}});
+      }
+    }
+  }
+}
+
 int run_bench_host(BenchArgs a) {
   if (a.python.empty()) a.python = default_python();
   const double budget = a.quick ? 0.05 : 0.4;
   const std::size_t max_iters = a.quick ? 50 : 2000;
   std::map<Key, double> medians;  // impl-prefixed keys
+  if (a.kernels) bench_kernels(a, a.quick ? 0.05 : 0.3, max_iters);
   const auto tmp =
       std::filesystem::temp_directory_path() / ("nextok-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(tmp);
@@ -195,6 +256,7 @@ std::function<int()> add_bench(CLI::App& app) {
   host->add_flag("--json", a->json, "JSON lines");
   host->add_flag("--quick", a->quick, "Few iterations (smoke run)");
   host->add_flag("!--no-anchors", a->anchors, "Skip llama.cpp and mlx-lm");
+  host->add_flag("!--no-kernels", a->kernels, "Skip the per-ISA kernel rows");
   host->add_option("--python", a->python, "Python with mlx-lm and llama-cpp-python");
   host->add_option("--anchor-script", a->script, "Path to bench/host_anchors.py");
   host->add_option("--vocab", a->vocabs, "Vocabulary sizes");

@@ -77,8 +77,10 @@ def run_clients(server, n_clients, seconds, max_tokens):
 def test_64_streaming_clients(cli):
     server = Server(cli)
     try:
-        # Warm up (page in the weights, first allocations) before measuring RSS.
-        run_clients(server, 4, 2, 8)
+        # Warm up at full concurrency (page in the weights, every slot's KV
+        # cache, every connection's and thread's first allocations) before
+        # measuring RSS: what must stay flat is the steady state.
+        run_clients(server, CLIENTS, 3, 8)
         wait_idle(server)
         rss0 = server.rss_kib()
         r = run_clients(server, CLIENTS, SECONDS, 16)

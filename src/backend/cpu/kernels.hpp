@@ -1,4 +1,4 @@
-// CPU kernel table. Each ISA (scalar, AVX2) fills one; results are
+// CPU kernel table. Each ISA (scalar, AVX2, AVX-512) fills one; results are
 // bit-identical across ISAs by construction (same operation order, no FMA),
 // which tests/kernels_test.cpp checks.
 #pragma once
@@ -53,9 +53,14 @@ struct Kernels {
 const Kernels& scalar_kernels() noexcept;
 // nullptr when this build or this CPU has no AVX2.
 const Kernels* avx2_kernels() noexcept;
-// The kernels in use: AVX2 when available, unless NEXTOK_FORCE_ISA=scalar.
+// nullptr when this build or this CPU lacks AVX-512 F/BW/VL/DQ.
+const Kernels* avx512_kernels() noexcept;
+// The kernels in use, read once: the widest set this CPU runs (AVX-512, then
+// AVX2, then scalar). NEXTOK_FORCE_ISA=scalar or =avx2 caps it at that set
+// (avx2 falls back to scalar where the CPU lacks it); =avx512, an unknown value
+// or no variable leaves the widest set.
 const Kernels& active_kernels() noexcept;
-// Every kernel set usable on this machine (for tests and benchmarks).
+// Every kernel set usable on this machine, scalar first (for tests and benchmarks).
 std::span<const Kernels* const> available_kernels() noexcept;
 
 }  // namespace nextok::cpu

@@ -136,7 +136,7 @@ inline __m256 pow2(__m256i n) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
 }
 
-// Every lane >= kFastLo: the result is normal or rounds once into the
+// Every lane in [kFastLo, kHi]: the result is normal or rounds once into the
 // subnormals, so one 2^n scale gives the same bits as the split scale.
 inline constexpr float kFastLo = -87.0f;
 inline __m256 exp8_fast(__m256 x) {
@@ -157,9 +157,12 @@ inline __m256 exp8_full(__m256 x) {
   return _mm256_andnot_ps(zero_lanes, y);
 }
 
+// The fast path only where every lane is in [kFastLo, kHi]; above kHi the
+// scalar exp clamps, so those lanes need the full path too.
 inline __m256 exp8(__m256 x) {
   const __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(kFastLo), _CMP_NGE_UQ);
-  return _mm256_movemask_ps(low) == 0 ? exp8_fast(x) : exp8_full(x);
+  const __m256 high = _mm256_cmp_ps(x, _mm256_set1_ps(expc::kHi), _CMP_GT_OQ);
+  return _mm256_movemask_ps(_mm256_or_ps(low, high)) == 0 ? exp8_fast(x) : exp8_full(x);
 }
 
 ExpResult exp_weights(const float* x, std::size_t n, const ExpParams& p, float* e_out,
