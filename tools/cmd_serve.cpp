@@ -29,7 +29,7 @@ std::function<int()> add_serve(CLI::App& app) {
                   "Requests decoded together (continuous batching)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--prefill-chunk", o->engine.prefill_chunk,
-                  "Prompt tokens a request reads per step of the loop (long prompts interleave)")
+                  "Prompt tokens long prompts read per step of the loop, shared (they interleave)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--max-body", o->max_body_bytes, "Largest request body in bytes (else 413)");
   cmd->add_option("--http-threads", o->http_threads,

@@ -169,20 +169,28 @@ void StepLoop::step(std::vector<Live>& live) {
       others.push_back(&l);
     }
   }
-  for (Live* l : partial) {
-    const auto tokens_left = l->gen->next_call().tokens.subspan(l->done_tokens, prefill_chunk_);
+  // Long prompts share one chunk of prompt tokens per iteration, taking
+  // turns, so an iteration costs at most a chunk more than the decode batch
+  // however many long prompts are being read.
+  std::size_t budget = prefill_chunk_, chunks = 0;
+  for (std::size_t j = 0; j < partial.size() && budget > 0; ++j) {
+    Live* l = partial[(prefill_turn_ + j) % partial.size()];
+    const auto part = l->gen->next_call().tokens.subspan(l->done_tokens, budget);
     try {
-      model_.step(l->seq, tokens_left, false);
-      l->done_tokens += tokens_left.size();
+      model_.step(l->seq, part, false);
+      l->done_tokens += part.size();
     } catch (...) {
       l->error = std::current_exception();
     }
+    budget -= part.size();
+    ++chunks;
   }
+  if (!partial.empty()) ++prefill_turn_;
   std::vector<Live*> stepped(singles);
   stepped.insert(stepped.end(), others.begin(), others.end());
   if (stepped.empty()) {
     std::lock_guard lock(mu_);
-    stats_.batching.prefill_chunks += partial.size();
+    stats_.batching.prefill_chunks += chunks;
     return;
   }
   // The next masks while the model runs.
@@ -230,7 +238,7 @@ void StepLoop::step(std::vector<Live>& live) {
   pool_.wait();
   std::lock_guard lock(mu_);
   stats_.batching.other_steps += others.size();
-  stats_.batching.prefill_chunks += partial.size();
+  stats_.batching.prefill_chunks += chunks;
   if (!singles.empty()) {
     ++stats_.batching.batches;
     stats_.batching.batched_tokens += singles.size();

@@ -4,9 +4,9 @@
 // generation's next call, runs the single-token calls as one batched model
 // step (prompts and verifications on their own), computes the next masks
 // on a worker pool meanwhile, samples every row on the pool, and retires
-// the finished. No thread per request and no gather window. A long prompt
-// advances one chunk per iteration (chunked prefill), so the others keep
-// streaming while it is read.
+// the finished. No thread per request and no gather window. Long prompts
+// share one chunk of prompt tokens per iteration (chunked prefill, in
+// turns), so the others keep streaming while they are read.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -42,7 +42,7 @@ class StepLoop {
  public:
   // `slots` generations run at once; `max_queue` wait behind them (more is
   // a 503). The model is used from the loop's thread only.
-  // `prefill_chunk` bounds the prompt tokens one iteration reads per request.
+  // `prefill_chunk` bounds the prompt tokens of long prompts one iteration reads.
   StepLoop(LlamaModel& model, std::size_t slots, std::size_t max_queue,
            std::size_t prefill_chunk = 256);
   ~StepLoop();
@@ -76,6 +76,7 @@ class StepLoop {
   std::deque<std::shared_ptr<Job>> queue_;
   std::vector<std::shared_ptr<Job>> running_;  // what shutdown() cancels
   LoopStats stats_;
+  std::size_t prefill_turn_ = 0;  // which long prompt reads first (round robin)
   bool stopping_ = false;
   std::thread thread_;
 };
