@@ -84,6 +84,24 @@ def _style_from_json(spec: dict[str, Any]) -> tuple[str, bool]:
     return "plain", byte_fallback
 
 
+def _state(component: Any) -> Any:
+    """A tokenizers component (decoder, pre-tokenizer, model) as its JSON."""
+    if component is None:
+        return None
+    return json.loads(component.__getstate__())
+
+
+def _components(backend: Any) -> dict[str, Any]:
+    """The parts of tokenizer.json that say how spellings map to bytes, read
+    without serialising the whole tokenizer (its vocabulary and merges)."""
+    model = backend.model
+    return {
+        "decoder": _state(backend.decoder),
+        "pre_tokenizer": _state(backend.pre_tokenizer),
+        "model": {"byte_fallback": bool(getattr(model, "byte_fallback", False))},
+    }
+
+
 def _style_from_vocab(vocab: dict[str, int]) -> tuple[str, bool]:
     tokens = list(vocab)
     if any(_SPIECE_SPACE in t for t in tokens):
@@ -125,13 +143,12 @@ def huggingface_token_bytes(
     specials: set[int] = set()
     added: dict[int, str] = {}
     if backend is not None:
-        spec = json.loads(backend.to_str())
-        style, byte_fallback = _style_from_json(spec)
+        style, byte_fallback = _style_from_json(_components(backend))
         vocab: dict[str, int] = backend.get_vocab(with_added_tokens=True)
-        for entry in spec.get("added_tokens") or []:
-            added[int(entry["id"])] = entry["content"]
-            if entry.get("special"):
-                specials.add(int(entry["id"]))
+        for tid, token in backend.get_added_tokens_decoder().items():
+            added[int(tid)] = token.content
+            if token.special:
+                specials.add(int(tid))
     elif hasattr(tokenizer, "get_vocab"):
         vocab = tokenizer.get_vocab()
         style, byte_fallback = _style_from_vocab(vocab)
