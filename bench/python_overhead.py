@@ -28,8 +28,6 @@ import tempfile
 import time
 from typing import Any, Callable
 
-import numpy as np
-
 import nextok
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -69,11 +67,21 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     },
 }
 DOCS = {
-    "person": {"name": "Ada Lovelace", "age": 36, "email": "ada@example.org",
-               "tags": ["math", "poetry", "engines"], "active": True},
-    "order": {"id": "ABC-1234", "items": [{"sku": "kettle", "qty": 2, "price": 19.5},
-                                          {"sku": "cup", "qty": 6, "price": 3.25}],
-              "status": "paid"},
+    "person": {
+        "name": "Ada Lovelace",
+        "age": 36,
+        "email": "ada@example.org",
+        "tags": ["math", "poetry", "engines"],
+        "active": True,
+    },
+    "order": {
+        "id": "ABC-1234",
+        "items": [
+            {"sku": "kettle", "qty": 2, "price": 19.5},
+            {"sku": "cup", "qty": 6, "price": 3.25},
+        ],
+        "status": "paid",
+    },
 }
 
 
@@ -122,15 +130,29 @@ def call_overhead(info: nextok.TokenizerInfo, tokens: list[int], blocks: int) ->
             for _ in range(block):
                 fill(bm)
             py_fill.append((time.perf_counter_ns() - t0) / block)
-        for op, py, cpp in (("accept_token+rollback", py_accept, native["accept_rollback_ns"]),
-                            ("fill_next_token_bitmask", py_fill, native["fill_ns"])):
+        for op, py, cpp in (
+            ("accept_token+rollback", py_accept, native["accept_rollback_ns"]),
+            ("fill_next_token_bitmask", py_fill, native["fill_ns"]),
+        ):
             p, c = statistics.median(py), statistics.median(cpp)
-            emit(bench="call", op=op, position=pos, python_ns=round(p, 1), cpp_ns=round(c, 1),
-                 overhead_ns=round(p - c, 1), calls=2 if op.startswith("accept") else 1)
+            emit(
+                bench="call",
+                op=op,
+                position=pos,
+                python_ns=round(p, 1),
+                cpp_ns=round(c, 1),
+                overhead_ns=round(p - c, 1),
+                calls=2 if op.startswith("accept") else 1,
+            )
 
 
-def nextok_batch(info: nextok.TokenizerInfo, schema: dict[str, Any], states: list[list[int]],
-                 threads: int, reps: int) -> float:
+def nextok_batch(
+    info: nextok.TokenizerInfo,
+    schema: dict[str, Any],
+    states: list[list[int]],
+    threads: int,
+    reps: int,
+) -> float:
     g = nextok.Grammar.json_schema(schema, info)
     ms = []
     for s in states:
@@ -141,10 +163,12 @@ def nextok_batch(info: nextok.TokenizerInfo, schema: dict[str, Any], states: lis
     return median_time(lambda: nextok.fill_next_token_bitmasks(ms, bm, threads=threads), reps)
 
 
-def xgrammar_batch(xgr: Any, xinfo: Any, schema: dict[str, Any], states: list[list[int]],
-                   threads: int, reps: int) -> float:
+def xgrammar_batch(
+    xgr: Any, xinfo: Any, schema: dict[str, Any], states: list[list[int]], threads: int, reps: int
+) -> float:
     compiled = xgr.GrammarCompiler(xinfo, max_threads=threads).compile_json_schema(
-        json.dumps(schema), strict_mode=True)
+        json.dumps(schema), strict_mode=True
+    )
     ms = []
     for s in states:
         m = xgr.GrammarMatcher(compiled)
@@ -156,8 +180,15 @@ def xgrammar_batch(xgr: Any, xinfo: Any, schema: dict[str, Any], states: list[li
     return median_time(lambda: batch.batch_fill_next_token_bitmask(ms, bm), reps)
 
 
-def llguidance_batch(llg: Any, lltok: Any, vocab: int, schema: dict[str, Any],
-                     states: list[list[int]], threads: int, reps: int) -> float:
+def llguidance_batch(
+    llg: Any,
+    lltok: Any,
+    vocab: int,
+    schema: dict[str, Any],
+    states: list[list[int]],
+    threads: int,
+    reps: int,
+) -> float:
     import llguidance.numpy as llnp
 
     grammar = llg.LLMatcher.grammar_from_json_schema(json.dumps(schema))
@@ -195,12 +226,18 @@ def main() -> int:
             emit(bench="error", what="transformers is needed to tokenize the documents")
             return 1
         docs = {k: hf_tok.encode(json.dumps(v), add_special_tokens=False) for k, v in DOCS.items()}
-        emit(bench="setup", tokenizer=str(d), num_tokens=info.num_tokens, nextok=nextok.__version__,
-             doc_tokens={k: len(v) for k, v in docs.items()})
+        emit(
+            bench="setup",
+            tokenizer=str(d),
+            num_tokens=info.num_tokens,
+            nextok=nextok.__version__,
+            doc_tokens={k: len(v) for k, v in docs.items()},
+        )
         call_overhead(info, docs["person"], blocks=max(args.reps, 15))
 
         libs: dict[str, Callable[[dict[str, Any], list[list[int]], int], float]] = {
-            "nextok": lambda s, st, t: nextok_batch(info, s, st, t, args.reps)}
+            "nextok": lambda s, st, t: nextok_batch(info, s, st, t, args.reps)
+        }
         try:
             import xgrammar as xgr
 
@@ -214,7 +251,8 @@ def main() -> int:
 
             lltok = llguidance.hf.from_tokenizer(hf_tok, n_vocab=info.vocab_size)
             libs["llguidance"] = lambda s, st, t: llguidance_batch(
-                llg, lltok, info.vocab_size, s, st, t, args.reps)
+                llg, lltok, info.vocab_size, s, st, t, args.reps
+            )
         except Exception as e:  # noqa: BLE001
             emit(bench="skip", lib="llguidance", why=repr(e))
 
@@ -227,8 +265,15 @@ def main() -> int:
                     results = {lib: fn(schema, states, t) for lib, fn in libs.items()}
                     base = results["nextok"]
                     for lib, ns in results.items():
-                        emit(bench="batch_fill", schema=name, batch=b, threads=t, lib=lib,
-                             median_us=round(ns / 1000, 1), ratio_to_nextok=round(ns / base, 2))
+                        emit(
+                            bench="batch_fill",
+                            schema=name,
+                            batch=b,
+                            threads=t,
+                            lib=lib,
+                            median_us=round(ns / 1000, 1),
+                            ratio_to_nextok=round(ns / base, 2),
+                        )
     return 0
 
 

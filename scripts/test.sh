@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: dependencies, the dev build (warnings as errors) with the
 # GoogleTest suite and the Python oracles, the constraint dataset tests from
-# the release build, the ASan+UBSan build, and a find_package(nextok)
+# the release build, the Python package (wheel, fresh venv, tests/python_pkg),
+# the ASan+UBSan build, and a find_package(nextok)
 # consumer built against an installed copy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,10 @@ cmake --preset release -DNEXTOK_PYTHON="$PWD/.venv/bin/python" -DNEXTOK_SMOLLM2_
   -DNEXTOK_SMOLLM2_GGUF="${smol[1]}" >/dev/null
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs" -L "constraint_datasets|model_oracles"
+
+# The Python package: the wheel (scikit-build-core, after the release build
+# so ccache serves the component objects), a fresh venv, tests/python_pkg.
+bash scripts/python_pkg.sh
 
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"

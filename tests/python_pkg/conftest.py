@@ -44,7 +44,9 @@ def tokenizer_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pathli
             continue
         dst = base / name
         dst.mkdir()
-        (dst / "tokenizer.json").write_bytes(lzma.decompress((src / "tokenizer.json.xz").read_bytes()))
+        (dst / "tokenizer.json").write_bytes(
+            lzma.decompress((src / "tokenizer.json.xz").read_bytes())
+        )
         if (src / "tokenizer_config.json").exists():
             shutil.copy(src / "tokenizer_config.json", dst / "tokenizer_config.json")
         out[name] = dst
@@ -69,9 +71,42 @@ def llama_info(llama_dir: pathlib.Path):
 # punctuation byte, some letters and digits, multi-byte tokens that cross
 # JSON token boundaries, a special token, an EOS and two padded ids.
 SMALL_TOKENS = [
-    b"{", b"}", b"[", b"]", b":", b",", b'"', b" ", b"\n", b"a", b"b", b"x", b"0", b"1", b"7",
-    b"-", b".", b"e", b"true", b"false", b"null", b'{"', b'":', b'",', b'"}', b"ab", b"12",
-    b'"a"', b"tr", b"ue", b"\\", b"n", b"\xc3", b"\xa9", b"<|special|>", b"</s>",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b":",
+    b",",
+    b'"',
+    b" ",
+    b"\n",
+    b"a",
+    b"b",
+    b"x",
+    b"0",
+    b"1",
+    b"7",
+    b"-",
+    b".",
+    b"e",
+    b"true",
+    b"false",
+    b"null",
+    b'{"',
+    b'":',
+    b'",',
+    b'"}',
+    b"ab",
+    b"12",
+    b'"a"',
+    b"tr",
+    b"ue",
+    b"\\",
+    b"n",
+    b"\xc3",
+    b"\xa9",
+    b"<|special|>",
+    b"</s>",
 ]
 SMALL_EOS = len(SMALL_TOKENS) - 1
 SMALL_SPECIAL = len(SMALL_TOKENS) - 2
@@ -82,6 +117,8 @@ def small_info():
     import nextok
 
     return nextok.TokenizerInfo.from_token_bytes(
-        SMALL_TOKENS, eos_ids=[SMALL_EOS], special_ids=[SMALL_SPECIAL, SMALL_EOS],
+        SMALL_TOKENS,
+        eos_ids=[SMALL_EOS],
+        special_ids=[SMALL_SPECIAL, SMALL_EOS],
         vocab_size=len(SMALL_TOKENS) + 2,
     )

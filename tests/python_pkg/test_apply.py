@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import nextok
 import numpy as np
 import pytest
 from conftest import require_module
-
-import nextok
 
 
 def reference(logits: np.ndarray, bitmask: np.ndarray) -> np.ndarray:
@@ -25,7 +24,9 @@ def reference(logits: np.ndarray, bitmask: np.ndarray) -> np.ndarray:
 def test_numpy_float32_matches_reference(vocab: int) -> None:
     rng = np.random.default_rng(vocab)
     logits = rng.standard_normal((3, vocab), dtype=np.float32)
-    bm = rng.integers(-(2**31), 2**31, size=(3, (vocab + 31) // 32), dtype=np.int64).astype(np.int32)
+    bm = rng.integers(-(2**31), 2**31, size=(3, (vocab + 31) // 32), dtype=np.int64).astype(
+        np.int32
+    )
     want = reference(logits, bm)
     nextok.apply_token_bitmask_inplace(logits, bm)
     assert np.array_equal(logits, want)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import threading
 import time
 
+import nextok
 import numpy as np
 import pytest
-
-import nextok
 
 SCHEMA = {
     "type": "object",
@@ -20,7 +19,14 @@ SCHEMA = {
     },
     "required": ["name", "age"],
 }
-PREFIXES = [b"", b"{", b'{"na', b'{"name": "Jo', b'{"name": "x", "age": 4', b'{"name": "x", "age": 1, "tags": [']
+PREFIXES = [
+    b"",
+    b"{",
+    b'{"na',
+    b'{"name": "Jo',
+    b'{"name": "x", "age": 4',
+    b'{"name": "x", "age": 1, "tags": [',
+]
 
 
 def matchers_at_prefixes(info: nextok.TokenizerInfo, grammar: nextok.Grammar, n: int):

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 
+import nextok
 import numpy as np
 import pytest
 from conftest import require_module
-
-import nextok
 from nextok.hf import JsonObjectLogitsProcessor, JsonSchemaLogitsProcessor
 
 SCHEMA = {
@@ -39,9 +38,16 @@ def hf(llama_dir):
     tok.padding_side = "left"
     torch.manual_seed(0)
     config = transformers.LlamaConfig(
-        vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-        tie_word_embeddings=True, eos_token_id=tok.eos_token_id, pad_token_id=tok.eos_token_id,
+        vocab_size=len(tok),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        tie_word_embeddings=True,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.eos_token_id,
         bos_token_id=128000,
     )
     model = transformers.LlamaForCausalLM(config).eval()
@@ -53,9 +59,10 @@ def generate(hf, processor, **kw):
     prompts = ["Give me JSON:", "A record", "x"]
     inputs = tok(prompts, return_tensors="pt", padding=True)
     with torch.no_grad():
-        out = model.generate(**inputs, logits_processor=[processor], pad_token_id=tok.eos_token_id,
-                             **kw)
-    return [row[inputs["input_ids"].shape[1]:].tolist() for row in out], tok
+        out = model.generate(
+            **inputs, logits_processor=[processor], pad_token_id=tok.eos_token_id, **kw
+        )
+    return [row[inputs["input_ids"].shape[1] :].tolist() for row in out], tok
 
 
 @pytest.mark.parametrize("sampling", [False, True])

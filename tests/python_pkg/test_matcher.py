@@ -7,11 +7,10 @@ import copy
 import json
 import random
 
+import nextok
 import numpy as np
 import pytest
 from conftest import SMALL_EOS, SMALL_SPECIAL, SMALL_TOKENS
-
-import nextok
 
 SCHEMA = {
     "type": "object",
@@ -156,8 +155,10 @@ def test_grammar_errors(small_info) -> None:
         nextok.Grammar.json_schema("{not json", small_info)
     assert e.value.code == "invalid_argument"
     with pytest.raises(nextok.NextokError) as e:
-        nextok.Grammar.json_schema({"type": "object", "unknownKeyword": 1,
-                                    "properties": {"a": {"type": "strange"}}}, small_info)
+        nextok.Grammar.json_schema(
+            {"type": "object", "unknownKeyword": 1, "properties": {"a": {"type": "strange"}}},
+            small_info,
+        )
     with pytest.raises(ValueError, match="max_whitespace"):
         nextok.Grammar.json_object(small_info, max_whitespace=300)
     with pytest.raises(TypeError):

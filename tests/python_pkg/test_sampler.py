@@ -8,11 +8,10 @@ import os
 import pathlib
 import subprocess
 
+import nextok
 import numpy as np
 import pytest
 from conftest import ROOT, missing_fixture, require_module
-
-import nextok
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
@@ -86,8 +85,13 @@ def test_repetition_penalty_matches_numpy() -> None:
         y[t] = y[t] / 1.5 if y[t] > 0 else y[t] * 1.5
     ids, probs = s.distribution(x)
     assert np.allclose(dense(ids, probs, x.size), softmax(y), atol=1e-5)
-    out = nextok.sample(x[None, :], temperature=1.0, repetition_penalty=1.5, histories=[hist],
-                        return_distribution=True)
+    out = nextok.sample(
+        x[None, :],
+        temperature=1.0,
+        repetition_penalty=1.5,
+        histories=[hist],
+        return_distribution=True,
+    )
     assert np.allclose(out.distribution[0], softmax(y), atol=1e-5)
 
 
@@ -215,8 +219,12 @@ def test_matches_the_cli_explain(tmp_path: pathlib.Path, seed: int) -> None:
     x = row(seed, 300)
     np.save(tmp_path / "l.npy", x)
     args = ["--temperature", "0.8", "--top-p", "0.9", "--top-k", "40", "--seed", str(seed)]
-    r = subprocess.run([cli, "explain", "--logits", str(tmp_path / "l.npy"), "--json", *args],
-                       capture_output=True, text=True, check=True)
+    r = subprocess.run(
+        [cli, "explain", "--logits", str(tmp_path / "l.npy"), "--json", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     want = json.loads(r.stdout)
     s = nextok.Sampler(temperature=0.8, top_p=0.9, top_k=40, seed=seed)
     ids, probs = s.distribution(x)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
-from conftest import SMALL_EOS, SMALL_SPECIAL, SMALL_TOKENS, TOKENIZERS, missing_fixture, require_module
-
 import nextok
+import pytest
+from conftest import (
+    SMALL_EOS,
+    SMALL_SPECIAL,
+    SMALL_TOKENS,
+    TOKENIZERS,
+    missing_fixture,
+    require_module,
+)
 
 
 def test_from_token_bytes_round_trip(small_info: nextok.TokenizerInfo) -> None:

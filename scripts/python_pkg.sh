@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The Python package check (docs/python.md): builds the nextok wheel with
+# scikit-build-core (extension + the components it links, warnings as
+# errors), installs it into a fresh venv and runs tests/python_pkg there.
+#
+# The test dependencies (torch and transformers are several GB) live in
+# build/pydeps, installed once per clone and reinstalled only when
+# tests/python_pkg/requirements.txt changes; the fresh venv sees them
+# through a .pth file, after its own site-packages, so the nextok it
+# imports is the wheel's. Prints the seconds each part took.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+t0=$SECONDS
+
+deps=build/pydeps
+if ! cmp -s tests/python_pkg/requirements.txt "$deps/requirements.txt" 2>/dev/null; then
+  rm -rf "$deps"
+  "$PY" -m venv "$deps"
+  "$deps/bin/python" -m pip install -q -r tests/python_pkg/requirements.txt
+  cp tests/python_pkg/requirements.txt "$deps/requirements.txt"
+fi
+t1=$SECONDS
+
+rm -rf build/wheel
+# build/skbuild keeps the CMake tree between runs (pyproject.toml build-dir).
+"$PY" -m pip wheel . --no-deps -q -w build/wheel -C cmake.define.NEXTOK_WERROR=ON
+t2=$SECONDS
+
+rm -rf build/pyvenv
+"$PY" -m venv build/pyvenv
+purelib() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
+purelib "$deps/bin/python" >"$(purelib build/pyvenv/bin/python)/nextok-test-deps.pth"
+build/pyvenv/bin/python -m pip install -q --no-deps --no-index build/wheel/nextok-*.whl
+(cd build && pyvenv/bin/python -c 'import nextok, sys; assert "/build/pyvenv/" in nextok.__file__, nextok.__file__')
+NEXTOK_REQUIRE_HF=1 build/pyvenv/bin/python -m pytest -q -p no:cacheprovider tests/python_pkg
+t3=$SECONDS
+echo "python_pkg: deps $((t1 - t0)) s, wheel $((t2 - t1)) s, venv + tests $((t3 - t2)) s, total $((t3 - t0)) s"
