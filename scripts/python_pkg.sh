@@ -23,8 +23,10 @@ fi
 t1=$SECONDS
 
 rm -rf build/wheel
-# build/skbuild keeps the CMake tree between runs (pyproject.toml build-dir).
-"$PY" -m pip wheel . --no-deps -q -w build/wheel -C cmake.define.NEXTOK_WERROR=ON
+# build/skbuild keeps the CMake tree between runs (pyproject.toml build-dir);
+# without build isolation nanobind stays at one path, so reruns are incremental.
+"$deps/bin/python" -m pip wheel . --no-deps --no-build-isolation -q -w build/wheel \
+  -C cmake.define.NEXTOK_WERROR=ON
 t2=$SECONDS
 
 rm -rf build/pyvenv
