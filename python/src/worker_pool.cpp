@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <exception>
@@ -114,8 +115,9 @@ Pool& pool() {
 }  // namespace
 
 std::size_t hardware_threads() noexcept {
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : n;
+  // Read once: hardware_concurrency() reads /sys on every call (microseconds).
+  static const std::size_t n = std::max(1u, std::thread::hardware_concurrency());
+  return n;
 }
 
 namespace {

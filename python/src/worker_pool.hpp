@@ -14,7 +14,7 @@ namespace nextok::py {
 // busy runs its items on its own thread.
 void parallel_for(std::size_t n, std::size_t threads, const std::function<void(std::size_t)>& fn);
 
-// std::thread::hardware_concurrency(), at least 1.
+// std::thread::hardware_concurrency() (read once), at least 1.
 std::size_t hardware_threads() noexcept;
 
 }  // namespace nextok::py
