@@ -23,6 +23,7 @@ fi
 t1=$SECONDS
 
 rm -rf build/wheel
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 # build/skbuild keeps the CMake tree between runs (pyproject.toml build-dir);
 # without build isolation nanobind stays at one path, so reruns are incremental.
 "$deps/bin/python" -m pip wheel . --no-deps --no-build-isolation -q -w build/wheel \
