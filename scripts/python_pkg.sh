@@ -5,7 +5,8 @@
 #
 # The test dependencies (torch and transformers are several GB) live in
 # build/pydeps, installed once per clone and reinstalled only when
-# tests/python_pkg/requirements.txt changes; the fresh venv sees them
+# tests/python_pkg/requirements*.txt change (NEXTOK_PY_HF=0: without torch
+# and transformers); the fresh venv sees them
 # through a .pth file, after its own site-packages, so the nextok it
 # imports is the wheel's. Prints the seconds each part took.
 set -euo pipefail
@@ -14,11 +15,14 @@ PY=${PYTHON:-python3}
 t0=$SECONDS
 
 deps=build/pydeps
-if ! cmp -s tests/python_pkg/requirements.txt "$deps/requirements.txt" 2>/dev/null; then
+reqs=(tests/python_pkg/requirements.txt)
+hf=${NEXTOK_PY_HF:-1}  # 0: no torch/transformers (test_hf.py and the torch cases skip)
+[ "$hf" = 0 ] || reqs+=(tests/python_pkg/requirements-hf.txt)
+if ! cat "${reqs[@]}" | cmp -s - "$deps/requirements.txt"; then
   rm -rf "$deps"
   "$PY" -m venv "$deps"
-  "$deps/bin/python" -m pip install -q -r tests/python_pkg/requirements.txt
-  cp tests/python_pkg/requirements.txt "$deps/requirements.txt"
+  "$deps/bin/python" -m pip install -q "${reqs[@]/#/-r}"
+  cat "${reqs[@]}" >"$deps/requirements.txt"
 fi
 t1=$SECONDS
 
@@ -36,6 +40,6 @@ purelib() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])';
 purelib "$deps/bin/python" >"$(purelib build/pyvenv/bin/python)/nextok-test-deps.pth"
 build/pyvenv/bin/python -m pip install -q --no-deps --no-index build/wheel/nextok-*.whl
 (cd build && pyvenv/bin/python -c 'import nextok, sys; assert "/build/pyvenv/" in nextok.__file__, nextok.__file__')
-NEXTOK_REQUIRE_HF=1 build/pyvenv/bin/python -m pytest -q -p no:cacheprovider tests/python_pkg
+NEXTOK_REQUIRE_HF=$hf build/pyvenv/bin/python -m pytest -q -p no:cacheprovider tests/python_pkg
 t3=$SECONDS
 echo "python_pkg: deps $((t1 - t0)) s, wheel $((t2 - t1)) s, venv + tests $((t3 - t2)) s, total $((t3 - t0)) s"
