@@ -3,6 +3,8 @@ errors, and the GIL released while it runs."""
 
 from __future__ import annotations
 
+import bisect
+import sys
 import threading
 import time
 
@@ -103,28 +105,53 @@ def test_batch_fill_errors(llama_info, grammar, small_info) -> None:
         nextok.fill_next_token_bitmasks(ms, bm.astype(np.float32))
 
 
+def stamps_inside_calls(call) -> tuple[int, float]:
+    """Runs call() in a thread until 0.1 s were spent in it, while the main
+    thread records timestamps; returns (stamps strictly inside a call, s).
+
+    A long switch interval keeps the interpreter from taking the GIL from
+    the worker between its t0 and t1 (it runs Python for microseconds
+    there), so a main-thread stamp inside a call proves the call let go of
+    the GIL. sleep(0) hands the GIL over whenever main holds it."""
+    spans: list[tuple[float, float]] = []
+
+    def work() -> None:
+        spent = 0.0
+        while spent < 0.1 and len(spans) < 100000:
+            t0 = time.perf_counter()
+            call()
+            t1 = time.perf_counter()
+            spans.append((t0, t1))
+            spent += t1 - t0
+
+    stamps: list[float] = []
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1.0)
+    try:
+        t = threading.Thread(target=work)
+        t.start()
+        while t.is_alive():
+            stamps.append(time.perf_counter())
+            time.sleep(0)
+        t.join()
+    finally:
+        sys.setswitchinterval(old)
+    inside = sum(bisect.bisect_left(stamps, b) - bisect.bisect_right(stamps, a) for a, b in spans)
+    return inside, sum(b - a for a, b in spans)
+
+
 def test_the_gil_is_released_during_a_batch_fill(llama_info) -> None:
-    """While one long fill runs in a thread, the main thread keeps executing
-    Python: some of its timestamps fall strictly inside the call."""
     g = nextok.Grammar.json_object(llama_info)
     ms = matchers_at_prefixes(llama_info, nextok.Grammar.json_schema(SCHEMA, llama_info), 6)
     base = [nextok.Matcher(g)] + ms
     batch = [base[i % len(base)].fork() for i in range(400)]
     bm = nextok.allocate_token_bitmask(len(batch), llama_info.vocab_size)
-    span: list[float] = []
-
-    def work() -> None:
-        span.append(time.perf_counter())
-        nextok.fill_next_token_bitmasks(batch, bm, threads=1)
-        span.append(time.perf_counter())
-
-    stamps: list[float] = []
-    t = threading.Thread(target=work)
-    t.start()
-    while t.is_alive():
-        stamps.append(time.perf_counter())
-    t.join()
-    start, end = span
-    inside = [s for s in stamps if start < s < end]
-    assert end - start > 0.01, "the call was too short to tell"
-    assert len(inside) > 100, f"{len(inside)} main-thread steps during a {end - start:.3f} s call"
+    inside, total = stamps_inside_calls(
+        lambda: nextok.fill_next_token_bitmasks(batch, bm, threads=1)
+    )
+    assert total >= 0.1
+    assert inside > 100, f"{inside} main-thread steps during {total:.3f} s of fills"
+    # The control: allowed_token_ids() keeps the GIL, and the harness sees it.
+    m = base[1]
+    held, total = stamps_inside_calls(m.allowed_token_ids)
+    assert total >= 0.1 and held == 0, f"{held} stamps inside GIL-holding calls"
