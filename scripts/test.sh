@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: dependencies, the dev build (warnings as errors) with the
 # GoogleTest suite and the Python oracles, the constraint dataset tests from
-# the release build, the ASan+UBSan build, and find_package(nextok)
-# consumers (all, sampling only, constraint only) against an installed copy.
+# the release build, the Python package (wheel, fresh venv, tests/python_pkg),
+# the ASan+UBSan build, and find_package(nextok) consumers (all, sampling
+# only, constraint only) against an installed copy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -27,6 +28,10 @@ cmake --preset release -DNEXTOK_CUDA=OFF -DNEXTOK_PYTHON="$PWD/.venv/bin/python"
   -DNEXTOK_SMOLLM2_WHEEL="${smol[0]}" -DNEXTOK_SMOLLM2_GGUF="${smol[1]}" >/dev/null
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs" -L "constraint_datasets|model_oracles"
+
+# The Python package: the wheel (scikit-build-core), a fresh venv, and
+# tests/python_pkg in it.
+bash scripts/python_pkg.sh
 
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
