@@ -17,10 +17,10 @@ inline bool fixtures_required() {
 
 }  // namespace nextok::test
 
-#define NEXTOK_REQUIRE_FIXTURE(present, what)                                 \
-  do {                                                                        \
-    if (!(present)) {                                                         \
+#define NEXTOK_REQUIRE_FIXTURE(present, what)                                         \
+  do {                                                                                \
+    if (!(present)) {                                                                 \
       if (::nextok::test::fixtures_required()) FAIL() << "missing fixture: " << what; \
-      GTEST_SKIP() << "missing fixture: " << what;                            \
-    }                                                                         \
+      GTEST_SKIP() << "missing fixture: " << what;                                    \
+    }                                                                                 \
   } while (0)

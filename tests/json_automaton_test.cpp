@@ -12,12 +12,12 @@
 #include <random>
 #include <string>
 
-#include "reference/json_automaton.hpp"
-#include "reference/json_object_masks.hpp"
 #include "nextok/error.hpp"
 #include "nextok/json_schema.hpp"
 #include "nextok/mask.hpp"
 #include "nextok/tokenizer.hpp"
+#include "reference/json_automaton.hpp"
+#include "reference/json_object_masks.hpp"
 
 namespace {
 
@@ -290,7 +290,8 @@ TEST(JsonObjectMasks, AgreesWithTheSchemaEnginesAnyObject) {
       for (size_t w = 0; w < words; ++w) {
         if (a[w] == b[w]) continue;
         const uint32_t diff = a[w] ^ b[w];
-        const uint32_t id = static_cast<uint32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(diff)));
+        const uint32_t id =
+            static_cast<uint32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(diff)));
         FAIL() << "after '" << out << "' token " << id << " '" << vocab->bytes(id)
                << "': reference " << ((a[w] >> (id & 31)) & 1u) << ", engine "
                << ((b[w] >> (id & 31)) & 1u);

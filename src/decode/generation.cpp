@@ -265,9 +265,9 @@ void Generation::Impl::feed(const LogitsView& rows) {
       break;
   }
   if (rows.rows != static_cast<std::int64_t>(draft_used) + 1) {
-    throw Error(ErrorCode::kShapeMismatch, "rows",
-                "a verification call needs one row per token (" + std::to_string(draft_used + 1) +
-                    ")");
+    throw Error(
+        ErrorCode::kShapeMismatch, "rows",
+        "a verification call needs one row per token (" + std::to_string(draft_used + 1) + ")");
   }
   for (std::size_t i = 0; i < draft_used; ++i) {
     const std::int32_t d = draft.tokens[i];
@@ -304,7 +304,9 @@ Generation::~Generation() = default;
 Generation::Generation(Generation&&) noexcept = default;
 Generation& Generation::operator=(Generation&&) noexcept = default;
 
-bool Generation::done() const noexcept { return impl_->phase == Impl::Phase::kDone; }
+bool Generation::done() const noexcept {
+  return impl_->phase == Impl::Phase::kDone;
+}
 
 const Generation::Call& Generation::next_call() const {
   if (done()) throw Error(ErrorCode::kInvalidArgument, "generation", "the generation has finished");
@@ -318,13 +320,19 @@ void Generation::prepare() {
   }
 }
 
-void Generation::feed(const LogitsView& rows) { impl_->feed(rows); }
+void Generation::feed(const LogitsView& rows) {
+  impl_->feed(rows);
+}
 
 void Generation::cancel() {
   if (!done()) impl_->finish_now(FinishReason::kCancelled);
 }
 
-const GenerateResult& Generation::result() const noexcept { return impl_->result; }
-GenerateResult Generation::take_result() { return std::move(impl_->result); }
+const GenerateResult& Generation::result() const noexcept {
+  return impl_->result;
+}
+GenerateResult Generation::take_result() {
+  return std::move(impl_->result);
+}
 
 }  // namespace nextok

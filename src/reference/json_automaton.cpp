@@ -13,10 +13,10 @@ enum Lex : uint8_t {
   kAfterValue,    // a value ended: ',' or a closer (or the end at the top)
   kStr,
   kStrEsc,
-  kStrHex,      // aux = hex digits left, aux2 = surrogate flags
-  kStrUtf8,     // aux = continuation bytes left, aux2 = range of the next one
-  kStrLowEsc,   // after a high surrogate escape: '\\' must follow
-  kStrLowU,     // then 'u', then a low surrogate
+  kStrHex,     // aux = hex digits left, aux2 = surrogate flags
+  kStrUtf8,    // aux = continuation bytes left, aux2 = range of the next one
+  kStrLowEsc,  // after a high surrogate escape: '\\' must follow
+  kStrLowU,    // then 'u', then a low surrogate
   kNumMinus,
   kNumZero,
   kNumInt,
@@ -119,7 +119,8 @@ bool JsonAutomaton::after_value(JsonAutomatonState& o, uint8_t b) const noexcept
   return false;
 }
 
-bool JsonAutomaton::step(const JsonAutomatonState& s, uint8_t b, JsonAutomatonState& o) const noexcept {
+bool JsonAutomaton::step(const JsonAutomatonState& s, uint8_t b,
+                         JsonAutomatonState& o) const noexcept {
   o = s;
   switch (s.lex) {
     case kValue:
@@ -216,8 +217,10 @@ bool JsonAutomaton::step(const JsonAutomatonState& s, uint8_t b, JsonAutomatonSt
       if (!is_hex(b)) return false;
       const uint8_t lower = static_cast<uint8_t>(b | 0x20);
       if (s.aux == 4) {
-        if (lower == 'd') o.aux2 |= kFirstD;
-        else if (s.aux2 & kMustLow) return false;
+        if (lower == 'd')
+          o.aux2 |= kFirstD;
+        else if (s.aux2 & kMustLow)
+          return false;
       } else if (s.aux == 3 && (s.aux2 & kFirstD)) {
         const bool low = lower >= 'c' && lower <= 'f';
         if (low != ((s.aux2 & kMustLow) != 0)) return false;  // lone low, or high then not low

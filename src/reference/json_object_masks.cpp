@@ -8,7 +8,8 @@
 namespace nextok::reference {
 
 JsonObjectMasks::JsonObjectMasks(std::shared_ptr<const Vocabulary> vocab,
-                                           std::shared_ptr<const constraint::TokenTrie> trie, JsonAutomatonOptions opt)
+                                 std::shared_ptr<const constraint::TokenTrie> trie,
+                                 JsonAutomatonOptions opt)
     : vocab_(std::move(vocab)), trie_(std::move(trie)), grammar_(opt) {
   if (trie_->vocab_size() != vocab_->size()) {
     throw Error(ErrorCode::kInvalidArgument, "trie",

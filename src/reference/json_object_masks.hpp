@@ -8,16 +8,16 @@
 #include <span>
 #include <vector>
 
-#include "reference/json_automaton.hpp"
 #include "constraint/trie/token_trie.hpp"
 #include "nextok/vocab.hpp"
+#include "reference/json_automaton.hpp"
 
 namespace nextok::reference {
 
 class JsonObjectMasks {
  public:
   JsonObjectMasks(std::shared_ptr<const Vocabulary> vocab,
-                       std::shared_ptr<const constraint::TokenTrie> trie, JsonAutomatonOptions opt = {});
+                  std::shared_ptr<const constraint::TokenTrie> trie, JsonAutomatonOptions opt = {});
 
   // Writes bitmask_words(vocab.size()) words (the whole mask is rewritten).
   void step_mask(std::span<uint32_t> mask) const;
@@ -35,7 +35,7 @@ class JsonObjectMasks {
   std::shared_ptr<const constraint::TokenTrie> trie_;
   JsonAutomaton grammar_;
   std::vector<JsonAutomatonState> history_;  // state after each accepted token
-  bool finished_ = false;           // EOS was accepted
+  bool finished_ = false;                    // EOS was accepted
 };
 
 }  // namespace nextok::reference

@@ -1,5 +1,7 @@
 #include "api_error.hpp"
 
+#include <new>
+
 namespace nextok::server {
 
 ApiError ApiError::from(const Error& e) {
@@ -24,6 +26,33 @@ nlohmann::json ApiError::to_json() const {
 
 std::string dump_json(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+ApiError ApiError::from_exception(std::exception_ptr ep) {
+  try {
+    std::rethrow_exception(ep);
+  } catch (const ApiError& e) {
+    return e;
+  } catch (const Error& e) {
+    return ApiError::from(e);
+  } catch (const nlohmann::json::exception& e) {
+    return ApiError(400, "invalid_request_error",
+                    std::string("the request's JSON could not be used: ") + e.what(), {},
+                    "invalid_json");
+  } catch (const std::bad_alloc&) {
+    return ApiError(413, "invalid_request_error",
+                    "the request needs more memory than the server can give it; make the "
+                    "prompt, schema or body smaller",
+                    {}, "request_too_large");
+  } catch (const std::logic_error& e) {  // length_error, out_of_range, invalid_argument
+    return ApiError(400, "invalid_request_error",
+                    std::string("the request could not be processed: ") + e.what(), {},
+                    "invalid_request");
+  } catch (const std::exception& e) {
+    return ApiError(500, "server_error", e.what());
+  } catch (...) {
+    return ApiError(500, "server_error", "internal error");
+  }
 }
 
 }  // namespace nextok::server

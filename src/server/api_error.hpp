@@ -1,6 +1,7 @@
 // OpenAI-style API errors: {"error": {"message", "type", "param", "code"}}
 // with the HTTP status a client expects.
 #pragma once
+#include <exception>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -26,6 +27,10 @@ class ApiError : public std::runtime_error {
   }
   // A library error from request input: 400 (500 for I/O and file errors).
   static ApiError from(const Error& e);
+  // Whatever a request's handling threw. Input causes nearly all of it, so
+  // it is a 4xx (JSON access, length and range errors, out of memory: 413);
+  // 500 is left for server faults.
+  static ApiError from_exception(std::exception_ptr e);
 
   int status() const noexcept { return status_; }
   const std::string& type() const noexcept { return type_; }

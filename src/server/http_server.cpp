@@ -48,35 +48,6 @@ ApiError not_found(const HttpRequest& req) {
                   {}, "not_found");
 }
 
-// Maps whatever a request's handling threw to an OpenAI error. Input causes
-// nearly all of them, so they are 4xx; 500 is left for server faults.
-ApiError map_exception(std::exception_ptr ep) {
-  try {
-    std::rethrow_exception(ep);
-  } catch (const ApiError& e) {
-    return e;
-  } catch (const Error& e) {
-    return ApiError::from(e);
-  } catch (const json::exception& e) {
-    return ApiError(400, "invalid_request_error",
-                    std::string("the request's JSON could not be used: ") + e.what(), {},
-                    "invalid_json");
-  } catch (const std::bad_alloc&) {
-    return ApiError(413, "invalid_request_error",
-                    "the request needs more memory than the server can give it; make the "
-                    "prompt, schema or body smaller",
-                    {}, "request_too_large");
-  } catch (const std::logic_error& e) {  // length_error, out_of_range, invalid_argument
-    return ApiError(400, "invalid_request_error",
-                    std::string("the request could not be processed: ") + e.what(), {},
-                    "invalid_request");
-  } catch (const std::exception& e) {
-    return ApiError(500, "server_error", e.what());
-  } catch (...) {
-    return ApiError(500, "server_error", "internal error");
-  }
-}
-
 bool write_sse(Exchange& ex, const json& j) {
   return ex.write_chunk("data: " + dump_json(j) + "\n\n");
 }
@@ -198,7 +169,7 @@ std::optional<HttpResponse> quick_route(const ServeEngine& engine, const HttpFro
     }
     return error_response(not_found(req));
   } catch (...) {
-    return error_response(map_exception(std::current_exception()));
+    return error_response(ApiError::from_exception(std::current_exception()));
   }
 }
 
@@ -208,7 +179,8 @@ void slow_route(ServeEngine& engine, Exchange& ex) {
   try {
     handle_generation(engine, endpoint, ex);
   } catch (...) {
-    if (!ex.started()) ex.respond(error_response(map_exception(std::current_exception())));
+    if (!ex.started())
+      ex.respond(error_response(ApiError::from_exception(std::current_exception())));
   }
   // A big body's parse leaves freed pages in malloc's arenas.
   if (ex.request().body.size() >= (1u << 20)) release_free_memory();

@@ -25,18 +25,6 @@ TokenCallback callback_for(Job& job) {
   };
 }
 
-ApiError error_of(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const ApiError& a) {
-    return a;
-  } catch (const Error& err) {
-    return ApiError::from(err);
-  } catch (const std::exception& err) {
-    return ApiError(500, "server_error", err.what());
-  }
-}
-
 }  // namespace
 
 StepLoop::StepLoop(LlamaModel& model, std::size_t slots, std::size_t max_queue,
@@ -256,15 +244,14 @@ void StepLoop::retire(std::vector<Live>& live, std::vector<std::size_t>& free_se
     }
     Job& job = *l.job;
     if (l.error) {
-      job.error = error_of(l.error);
+      job.error = ApiError::from_exception(l.error);
     } else {
       job.result = l.gen->take_result();
     }
     free_seqs.push_back(l.seq);
     std::lock_guard lock(mu_);
     if (stopping_ && job.cancelled() && !job.error) {
-      job.error =
-          ApiError(503, "server_error", "the server is shutting down", {}, "shutting_down");
+      job.error = ApiError(503, "server_error", "the server is shutting down", {}, "shutting_down");
     }
     job.finish();
     running_.erase(std::find(running_.begin(), running_.end(), l.job));

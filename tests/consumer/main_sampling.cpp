@@ -11,7 +11,8 @@ int main() {
   cfg.top_k = 2;
   nextok::Sampler sampler(cfg, {});
   const auto r = sampler.next(nextok::LogitsView::f32(logits));
-  const bool ok = (r.token == 1 || r.token == 3) && nextok::argmax(nextok::LogitsView::f32(logits)) == 1;
+  const bool ok =
+      (r.token == 1 || r.token == 3) && nextok::argmax(nextok::LogitsView::f32(logits)) == 1;
   std::printf("consumer (sampling): sampled %d, %s\n", r.token, ok ? "ok" : "FAILED");
   return ok ? 0 : 1;
 }

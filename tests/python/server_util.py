@@ -52,3 +52,14 @@ def wait_idle(server, timeout=30):
             return h
         time.sleep(0.05)
     raise AssertionError(f"server still busy after {timeout}s: {h}")
+
+
+def chat_ttft(client) -> float:
+    """Seconds to the first content token of a short greedy streamed chat."""
+    t0 = time.time()
+    for chunk in client.chat.completions.create(
+            model="default", messages=[{"role": "user", "content": "Say hello."}], max_tokens=4,
+            temperature=0, stream=True):
+        if chunk.choices and chunk.choices[0].delta.content:
+            return time.time() - t0
+    raise AssertionError("no content token")

@@ -14,7 +14,7 @@ import time
 import openai
 import pytest
 
-from server_util import Server, wait_idle
+from server_util import Server, chat_ttft, wait_idle
 
 HEADER_TIMEOUT = 3
 BODY_TIMEOUT = 3
@@ -37,14 +37,8 @@ def health(server):
 
 def ttft(server):
     """Seconds to the first content token of a short streamed chat."""
-    client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0, timeout=60)
-    t0 = time.time()
-    for chunk in client.chat.completions.create(
-            model="default", messages=[{"role": "user", "content": "Say hello."}], max_tokens=4,
-            temperature=0, stream=True):
-        if chunk.choices and chunk.choices[0].delta.content:
-            return time.time() - t0
-    raise AssertionError("no content token")
+    return chat_ttft(openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0,
+                                   timeout=60))
 
 
 @pytest.fixture(scope="module")

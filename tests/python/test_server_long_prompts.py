@@ -9,20 +9,10 @@ import time
 
 import openai
 
-from server_util import Server, wait_idle
+from server_util import Server, chat_ttft, wait_idle
 
 CHUNK = 128
 LONG_TOKENS = 1500  # SmolLM2's context is 2,048
-
-
-def ttft(client):
-    t0 = time.time()
-    for chunk in client.chat.completions.create(
-            model="default", messages=[{"role": "user", "content": "Say hello."}], max_tokens=4,
-            temperature=0, stream=True):
-        if chunk.choices and chunk.choices[0].delta.content:
-            return time.time() - t0
-    raise AssertionError("no content token")
 
 
 def test_short_request_streams_while_two_long_prompts_prefill(cli):
@@ -30,8 +20,8 @@ def test_short_request_streams_while_two_long_prompts_prefill(cli):
     try:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0,
                                timeout=300)
-        ttft(client)  # warm up
-        idle = sorted(ttft(client) for _ in range(3))[1]
+        chat_ttft(client)  # warm up
+        idle = sorted(chat_ttft(client) for _ in range(3))[1]
         # One chunk alone, to state the bound: a prompt of CHUNK tokens.
         t0 = time.time()
         client.completions.create(model="default", prompt=[100 + i for i in range(CHUNK)],
@@ -53,7 +43,7 @@ def test_short_request_streams_while_two_long_prompts_prefill(cli):
         while json.loads(server.get("/health"))["batching"]["prefill_chunks"] < 2:
             assert time.time() < deadline, "the long prompts never started"
             time.sleep(0.05)
-        short = ttft(client)
+        short = chat_ttft(client)
         for t in threads:
             t.join()
         # The long prompts share one chunk per iteration; the short request
