@@ -1,6 +1,7 @@
 // Public JSON constraint objects: TokenIndex, JsonGrammar, JsonConstraint.
 #include <nlohmann/json.hpp>
 
+#include "constraint/engine/json_impl.hpp"
 #include "constraint/engine/leaf_cache.hpp"
 #include "constraint/engine/machine.hpp"
 #include "constraint/engine/mask_walker.hpp"
@@ -14,21 +15,6 @@ namespace nextok {
 
 using constraint::ConfigSet;
 
-struct TokenIndex::Impl {
-  std::shared_ptr<const Vocabulary> vocab;
-  constraint::TokenTrie trie;
-  mutable constraint::LeafCache standard_cache{1 << 16};
-  const constraint::Dfa* standard_dfas[constraint::StandardDfas::kCount];
-
-  explicit Impl(std::shared_ptr<const Vocabulary> v) : vocab(std::move(v)), trie(*vocab) {
-    const auto& sd = constraint::StandardDfas::get();
-    const constraint::Dfa* all[] = {sd.string.get(),         sd.number.get(), sd.integer.get(),
-                                    sd.true_.get(),          sd.false_.get(), sd.null_.get(),
-                                    sd.integer_strict.get(), sd.key.get()};
-    std::copy(std::begin(all), std::end(all), standard_dfas);
-  }
-};
-
 std::shared_ptr<const TokenIndex> TokenIndex::build(std::shared_ptr<const Vocabulary> vocab) {
   if (!vocab) throw Error(ErrorCode::kInvalidArgument, "vocab", "TokenIndex needs a vocabulary");
   std::shared_ptr<TokenIndex> index(new TokenIndex());
@@ -40,15 +26,6 @@ TokenIndex::~TokenIndex() = default;
 const Vocabulary& TokenIndex::vocab() const noexcept {
   return *impl_->vocab;
 }
-
-struct JsonGrammar::Impl {
-  std::shared_ptr<const TokenIndex> index;
-  constraint::Grammar grammar;
-  std::unique_ptr<constraint::Machine> machine;
-  mutable constraint::LeafCache cache;
-  mutable constraint::ConfigMaskCache configs;
-  std::vector<std::string> warnings;
-};
 
 std::shared_ptr<const JsonGrammar> JsonGrammar::from_schema(std::shared_ptr<const TokenIndex> index,
                                                             std::string_view schema_json,

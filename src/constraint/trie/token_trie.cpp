@@ -20,7 +20,8 @@ TokenTrie::TokenTrie(const Vocabulary& vocab) : vocab_size_(vocab.size()) {
   keys.reserve(vocab.size());
   for (uint32_t id = 0; id < vocab.size(); ++id) {
     const std::string_view b = vocab.bytes(id);
-    if (vocab.is_special(id) || b.empty()) continue;
+    // EOS ids end the output whatever their bytes: the engines add them apart.
+    if (vocab.is_special(id) || vocab.is_eos(id) || b.empty()) continue;
     uint64_t prefix = 0;
     for (size_t k = 0; k < 8; ++k) {
       prefix = (prefix << 8) | (k < b.size() ? static_cast<uint8_t>(b[k]) : 0u);

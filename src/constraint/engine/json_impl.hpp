@@ -1,0 +1,42 @@
+// The insides of TokenIndex and JsonGrammar, for the engines in this
+// directory that run the JSON machine as one part of a larger output
+// (structural tags).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "constraint/engine/leaf_cache.hpp"
+#include "constraint/engine/machine.hpp"
+#include "constraint/schema/standard_dfas.hpp"
+#include "constraint/trie/token_trie.hpp"
+#include "nextok/json_schema.hpp"
+
+namespace nextok {
+
+struct TokenIndex::Impl {
+  std::shared_ptr<const Vocabulary> vocab;
+  constraint::TokenTrie trie;
+  mutable constraint::LeafCache standard_cache{1 << 16};
+  const constraint::Dfa* standard_dfas[constraint::StandardDfas::kCount];
+
+  explicit Impl(std::shared_ptr<const Vocabulary> v) : vocab(std::move(v)), trie(*vocab) {
+    const auto& sd = constraint::StandardDfas::get();
+    const constraint::Dfa* all[] = {sd.string.get(),         sd.number.get(), sd.integer.get(),
+                                    sd.true_.get(),          sd.false_.get(), sd.null_.get(),
+                                    sd.integer_strict.get(), sd.key.get()};
+    std::copy(std::begin(all), std::end(all), standard_dfas);
+  }
+};
+
+struct JsonGrammar::Impl {
+  std::shared_ptr<const TokenIndex> index;
+  constraint::Grammar grammar;
+  std::unique_ptr<constraint::Machine> machine;
+  mutable constraint::LeafCache cache;
+  mutable constraint::ConfigMaskCache configs;
+  std::vector<std::string> warnings;
+};
+
+}  // namespace nextok
