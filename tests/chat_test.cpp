@@ -25,10 +25,11 @@ void expect_code(F&& f, ErrorCode code, const char* param) {
 
 ChatMessage msg(std::string role, std::string content,
                 std::optional<std::string> reasoning = std::nullopt) {
-  return ChatMessage{std::move(role), std::move(content), std::move(reasoning)};
+  return ChatMessage{std::move(role), std::move(content), std::move(reasoning), {}};
 }
 
-const ChatOptions kNoGen{.add_generation_prompt = false, .enable_thinking = std::nullopt};
+const ChatOptions kNoGen{
+    .add_generation_prompt = false, .enable_thinking = std::nullopt, .tools = {}};
 
 const ChatTemplate& qwen3() {
   static const ChatTemplate t = ChatTemplate::of_format(ChatFormat::kQwen3, "", "<|im_end|>");
@@ -83,10 +84,13 @@ TEST(ChatQwen3, SingleTurnAndThinkingSwitch) {
   const std::vector<ChatMessage> m = {msg("system", "S"), msg("user", "Hi")};
   const std::string base = "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n";
   EXPECT_EQ(qwen3().apply(m), base + "<|im_start|>assistant\n");
-  EXPECT_EQ(qwen3().apply(m, {.enable_thinking = true}), base + "<|im_start|>assistant\n");
-  EXPECT_EQ(qwen3().apply(m, {.enable_thinking = false}),
+  EXPECT_EQ(qwen3().apply(m, {.enable_thinking = true, .tools = {}}),
+            base + "<|im_start|>assistant\n");
+  EXPECT_EQ(qwen3().apply(m, {.enable_thinking = false, .tools = {}}),
             base + "<|im_start|>assistant\n<think>\n\n</think>\n\n");
-  EXPECT_EQ(qwen3().apply(m, {.add_generation_prompt = false, .enable_thinking = false}), base);
+  EXPECT_EQ(
+      qwen3().apply(m, {.add_generation_prompt = false, .enable_thinking = false, .tools = {}}),
+      base);
 }
 
 TEST(ChatQwen3, HistoryDropsEarlierReasoning) {
@@ -179,8 +183,8 @@ TEST(ChatErrors, BadMessages) {
   expect_code([&] { (void)qwen3().apply(tool); }, ErrorCode::kUnsupported, "role");
   const auto llama = ChatTemplate::of_format(ChatFormat::kLlama3, "<|begin_of_text|>", "");
   const std::vector<ChatMessage> ok = {msg("user", "a")};
-  expect_code([&] { (void)llama.apply(ok, {.enable_thinking = false}); }, ErrorCode::kUnsupported,
-              "enable_thinking");
+  expect_code([&] { (void)llama.apply(ok, {.enable_thinking = false, .tools = {}}); },
+              ErrorCode::kUnsupported, "enable_thinking");
 }
 
 TEST(ChatText, PythonStripIsUnicodeAware) {

@@ -91,13 +91,59 @@ struct Reference {
 };
 
 std::shared_ptr<const nextok::Vocabulary> fragment_vocab() {
-  std::vector<std::string> toks = {
-      "<tool_call>", "<tool", "_call>", "</tool_call>", "</", "tool", "_call", ">", "<", "/",
-      "}}", "}\n", "}}\n</", "\"}", "{\"", "\": ", "\"name\"", "\"arguments\"", "get_weather",
-      "ping", "\"city\"", "\"days\"", ">\n{\"", "call>{", "Hello", " world", "1}", "}</", "} </",
-      "\n\n", "  ", "\n", " ", "{", "}", "\"", ":", ",", "1", "2", "a", "Paris", "\"Paris\"",
-      "\"}}", "}}\n", "\n<tool_call>\n{\"", "e", "name", "arguments", ", ", "call", "_",
-      "\"}}</tool_call>"};
+  std::vector<std::string> toks = {"<tool_call>",
+                                   "<tool",
+                                   "_call>",
+                                   "</tool_call>",
+                                   "</",
+                                   "tool",
+                                   "_call",
+                                   ">",
+                                   "<",
+                                   "/",
+                                   "}}",
+                                   "}\n",
+                                   "}}\n</",
+                                   "\"}",
+                                   "{\"",
+                                   "\": ",
+                                   "\"name\"",
+                                   "\"arguments\"",
+                                   "get_weather",
+                                   "ping",
+                                   "\"city\"",
+                                   "\"days\"",
+                                   ">\n{\"",
+                                   "call>{",
+                                   "Hello",
+                                   " world",
+                                   "1}",
+                                   "}</",
+                                   "} </",
+                                   "\n\n",
+                                   "  ",
+                                   "\n",
+                                   " ",
+                                   "{",
+                                   "}",
+                                   "\"",
+                                   ":",
+                                   ",",
+                                   "1",
+                                   "2",
+                                   "a",
+                                   "Paris",
+                                   "\"Paris\"",
+                                   "\"}}",
+                                   "}}\n",
+                                   "\n<tool_call>\n{\"",
+                                   "e",
+                                   "name",
+                                   "arguments",
+                                   ", ",
+                                   "call",
+                                   "_",
+                                   "\"}}</tool_call>"};
   for (char c = ' '; c <= '~'; ++c)
     if (std::find(toks.begin(), toks.end(), std::string(1, c)) == toks.end())
       toks.emplace_back(1, c);
@@ -117,14 +163,13 @@ std::vector<uint32_t> probe_ids(const nextok::Vocabulary& vocab) {
   for (uint32_t id = 0; id < vocab.size(); ++id) {
     const std::string_view b = vocab.bytes(id);
     const bool crossing = b.find_first_of("<>{}\"/") != std::string_view::npos;
-    if (vocab.size() < 1000 || vocab.is_eos(id) || crossing || rng() % 200 == 0)
-      ids.push_back(id);
+    if (vocab.size() < 1000 || vocab.is_eos(id) || crossing || rng() % 200 == 0) ids.push_back(id);
   }
   return ids;
 }
 
-void check_walks(std::shared_ptr<const TokenIndex> index, const StructuralTagFormat& f,
-                 int walks, int steps, std::vector<std::string>* outputs = nullptr) {
+void check_walks(std::shared_ptr<const TokenIndex> index, const StructuralTagFormat& f, int walks,
+                 int steps, std::vector<std::string>* outputs = nullptr) {
   const auto& vocab = index->vocab();
   auto g = StructuralTagGrammar::build(index, f);
   Reference ref{f, f.content, kJsonWhitespace};
@@ -139,8 +184,8 @@ void check_walks(std::shared_ptr<const TokenIndex> index, const StructuralTagFor
       std::vector<uint32_t> allowed;
       for (const uint32_t id : probes) {
         const bool bit = (mask[id >> 5] >> (id & 31)) & 1u;
-        const bool want = vocab.is_eos(id) ? ref(text, true)
-                                           : ref(text + std::string(vocab.bytes(id)), false);
+        const bool want =
+            vocab.is_eos(id) ? ref(text, true) : ref(text + std::string(vocab.bytes(id)), false);
         ASSERT_EQ(bit, want) << "walk " << w << " after '" << text << "', token " << id << " '"
                              << vocab.bytes(id) << "'";
       }
@@ -177,7 +222,7 @@ StructuralTagFormat tool_format(std::shared_ptr<const TokenIndex> index, bool te
 
 TEST(StructuralTag, MasksEqualTheReferenceOnFragments) {
   auto index = TokenIndex::build(fragment_vocab());
-  check_walks(index, tool_format(index, true, 0, 1), 5, 40);  // auto
+  check_walks(index, tool_format(index, true, 0, 1), 5, 40);   // auto
   check_walks(index, tool_format(index, false, 1, 1), 5, 40);  // required
   check_walks(index, tool_format(index, false, 1, StructuralTagFormat::kUnlimited), 4, 60);
   auto f = tool_format(index, true, 0, 2);

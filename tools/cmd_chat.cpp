@@ -13,18 +13,20 @@
 #include "nextok/chat.hpp"
 #include "nextok/error.hpp"
 #include "nextok/tokenizer.hpp"
+#include "server/tools.hpp"
 #include "vocab/config_json.hpp"
 
 namespace nextok::tools {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // key order matters: tools render as written
 
 struct ChatArgs {
   std::string tokenizer_config;
   std::string tokenizer;
   std::string messages_file;
   std::string messages_json;
+  std::string tools_json;
   bool no_generation_prompt = false;
   std::string enable_thinking;
 };
@@ -83,7 +85,7 @@ std::vector<ChatMessage> parse_messages(const std::string& text) {
       throw Error(ErrorCode::kInvalidArgument, "messages",
                   "message " + std::to_string(i) + " is not an object");
     }
-    ChatMessage msg{field(m, "role", i), field(m, "content", i), std::nullopt};
+    ChatMessage msg{field(m, "role", i), field(m, "content", i), std::nullopt, {}};
     // transformers takes the first non-null of these names as reasoning_content.
     for (const char* key : {"reasoning_content", "thinking", "reasoning"}) {
       const auto r = m.find(key);
@@ -94,6 +96,17 @@ std::vector<ChatMessage> parse_messages(const std::string& text) {
       }
       msg.reasoning_content = r->get<std::string>();
       break;
+    }
+    if (const auto tc = m.find("tool_calls"); tc != m.end() && tc->is_array()) {
+      for (const json& c : *tc) {
+        // {function: {name, arguments}} or the bare {name, arguments}, as the template takes.
+        const json& fn = c.contains("function") ? c["function"] : c;
+        ChatToolCall call{field(fn, "name", i), "{}"};
+        if (const auto args = fn.find("arguments"); args != fn.end())
+          call.arguments =
+              args->is_string() ? args->get<std::string>() : server::python_json(*args);
+        msg.tool_calls.push_back(std::move(call));
+      }
     }
     out.push_back(std::move(msg));
   }
@@ -113,6 +126,8 @@ std::function<int()> add_chat(CLI::App& app) {
                                "JSON file: array of {role, content, reasoning_content?}");
   auto* text = sub->add_option("--messages-json", a->messages_json, "The same array, inline");
   file->excludes(text);
+  sub->add_option("--tools-json", a->tools_json,
+                  "JSON array of tools ({type: function, function: {...}}) to render");
   sub->add_flag("--no-generation-prompt", a->no_generation_prompt,
                 "Do not open an assistant turn at the end");
   sub->add_option("--enable-thinking", a->enable_thinking, "Qwen3: true or false")
@@ -133,6 +148,12 @@ std::function<int()> add_chat(CLI::App& app) {
     ChatOptions opt;
     opt.add_generation_prompt = !a->no_generation_prompt;
     if (!a->enable_thinking.empty()) opt.enable_thinking = a->enable_thinking == "true";
+    if (!a->tools_json.empty()) {
+      const json tools = parse_json(a->tools_json, "tools");
+      if (!tools.is_array())
+        throw Error(ErrorCode::kInvalidArgument, "tools", "tools must be a JSON array");
+      for (const json& t : tools) opt.tools.push_back(server::python_json(t));
+    }
     const std::string prompt = tmpl.apply(messages, opt);
     if (std::fwrite(prompt.data(), 1, prompt.size(), stdout) != prompt.size() ||
         std::fflush(stdout) != 0) {

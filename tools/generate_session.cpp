@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "nextok/chat.hpp"
 #include "default_model.hpp"
+#include "nextok/chat.hpp"
 #include "nextok/error.hpp"
 #include "npy.hpp"
 
@@ -102,13 +102,13 @@ GenerateSession::GenerateSession(GenerateArgs& a) : a_(a) {
     if (!a.chat.empty()) {
       messages = parse_messages(a.chat.front() == '[' ? a.chat : read_file(a.chat));
     } else if (!a.prompt.empty()) {
-      if (!a.system.empty()) messages.push_back({"system", a.system, std::nullopt});
-      messages.push_back({"user", a.prompt, std::nullopt});
+      if (!a.system.empty()) messages.push_back({"system", a.system, std::nullopt, {}});
+      messages.push_back({"user", a.prompt, std::nullopt, {}});
     } else {
       throw Error(ErrorCode::kInvalidArgument, "prompt", "give --prompt, --chat or --prompt-ids");
     }
     if (!a.chat.empty() && !a.system.empty()) {
-      messages.insert(messages.begin(), {"system", a.system, std::nullopt});
+      messages.insert(messages.begin(), {"system", a.system, std::nullopt, {}});
     }
     if (!tok.chat_template()) {
       throw Error(ErrorCode::kUnsupported, "chat_template",

@@ -9,14 +9,22 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace nextok {
 
+// A call an assistant turn made; arguments are JSON text, kept verbatim.
+struct ChatToolCall {
+  std::string name;
+  std::string arguments;
+};
+
 struct ChatMessage {
-  std::string role;  // "system", "user" or "assistant"
+  std::string role;  // "system", "user", "assistant" or "tool"
   std::string content;
   // Qwen3: the assistant's thinking; other families ignore it, as their templates do.
   std::optional<std::string> reasoning_content;
+  std::vector<ChatToolCall> tool_calls;  // assistant turns
 };
 
 struct ChatOptions {
@@ -24,11 +32,17 @@ struct ChatOptions {
   // Qwen3 only: false appends an empty think block to the generation prompt.
   // Unset means "not passed to the template" (not the same as true).
   std::optional<bool> enable_thinking;
+  // The tools offered, each one JSON text as transformers' `tojson` writes it
+  // (Python json.dumps: ", " and ": ", keys in their order). Qwen3 and ChatML
+  // render them Hermes-style (docs/tool-calls.md); other families refuse.
+  std::vector<std::string> tools;
 };
 
 enum class ChatFormat { kChatML, kQwen3, kLlama3, kGemma };
 
 const char* chat_format_name(ChatFormat format) noexcept;
+// Whether the family renders tools and tool turns (Hermes-style <tool_call>).
+bool chat_format_has_tools(ChatFormat format) noexcept;
 
 class ChatTemplate {
  public:
@@ -49,8 +63,8 @@ class ChatTemplate {
   }
 
   // Throws kInvalidArgument for an empty conversation, an unknown role or a
-  // role order the template rejects; kUnsupported for tool messages or
-  // enable_thinking on a family without it.
+  // role order the template rejects; kUnsupported for tools, tool messages
+  // or enable_thinking on a family without them.
   std::string apply(std::span<const ChatMessage> messages, const ChatOptions& opt = {}) const;
 
  private:

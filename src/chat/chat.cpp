@@ -18,6 +18,10 @@ const char* chat_format_name(ChatFormat format) noexcept {
   return "unknown";
 }
 
+bool chat_format_has_tools(ChatFormat format) noexcept {
+  return format == ChatFormat::kQwen3 || format == ChatFormat::kChatML;
+}
+
 ChatTemplate ChatTemplate::of_format(ChatFormat format, std::string bos_token,
                                      std::string eos_token) {
   if (format != ChatFormat::kChatML) {
@@ -29,7 +33,13 @@ ChatTemplate ChatTemplate::of_format(ChatFormat format, std::string bos_token,
 
 std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
                                 const ChatOptions& opt) const {
-  chat_detail::check_messages(messages);
+  const bool tools = chat_format_has_tools(format_);
+  chat_detail::check_messages(messages, tools);
+  if (!tools && !opt.tools.empty()) {
+    throw Error(ErrorCode::kUnsupported, "tools",
+                std::string("this chat template (") + chat_format_name(format_) +
+                    ") has no tool format; tools work with qwen3 and chatml");
+  }
   if (opt.enable_thinking && format_ != ChatFormat::kQwen3) {
     throw Error(ErrorCode::kUnsupported, "enable_thinking",
                 std::string("enable_thinking is a Qwen3 option; this template is ") +

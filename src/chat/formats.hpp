@@ -19,8 +19,18 @@ std::string_view lstrip_newlines(std::string_view s);  // s.lstrip('\n')
 std::string_view rstrip_newlines(std::string_view s);  // s.rstrip('\n')
 
 // Checks what every family shares: a non-empty conversation whose roles are
-// system/user/assistant. Tool turns are a kUnsupported feature.
-void check_messages(std::span<const ChatMessage> messages);
+// system/user/assistant (and tool, where the family renders tools). Tool
+// turns elsewhere are a kUnsupported feature.
+void check_messages(std::span<const ChatMessage> messages, bool tools);
+
+// Hermes-style tools (Qwen3's template; ChatML reuses it): the system turn
+// that lists the tools after the system text (none: nullopt), an assistant
+// turn's calls, and a run of tool results folded into one user turn.
+std::string hermes_tools_system(const std::optional<std::string_view>& system,
+                                std::span<const std::string> tools);
+void append_hermes_calls(std::string& out, const ChatMessage& m, std::string_view content);
+void append_hermes_tool_result(std::string& out, std::span<const ChatMessage> messages,
+                               std::size_t i);
 
 std::string render_chatml(std::span<const ChatMessage> messages, const ChatOptions& opt,
                           const std::optional<std::string>& default_system);

@@ -1,7 +1,7 @@
-// Qwen3 without tools. The template shows thinking only for assistant turns
-// after the last real user query (the current agent step); earlier turns
-// keep just their answer. Reasoning comes from reasoning_content or, failing
-// that, from a <think>…</think> block inside the content.
+// Qwen3, with tools in its Hermes form (hermes_tools.cpp). The template shows thinking only for
+// assistant turns after the last real user query (the current agent step); earlier turns keep just
+// their answer. Reasoning comes from reasoning_content or, failing that, from a <think>…</think>
+// block inside the content.
 #include "chat/formats.hpp"
 
 namespace nextok::chat_detail {
@@ -16,7 +16,12 @@ bool is_tool_response(std::string_view s) {
 
 std::string render_qwen3(std::span<const ChatMessage> messages, const ChatOptions& opt) {
   std::string out;
-  if (messages.front().role == "system") {
+  const bool system_first = messages.front().role == "system";
+  if (!opt.tools.empty()) {
+    out += hermes_tools_system(
+        system_first ? std::optional<std::string_view>(messages.front().content) : std::nullopt,
+        opt.tools);
+  } else if (system_first) {
     out += "<|im_start|>system\n" + messages.front().content + "<|im_end|>\n";
   }
   // Index of the last user message that is not a wrapped tool response.
@@ -56,7 +61,10 @@ std::string render_qwen3(std::span<const ChatMessage> messages, const ChatOption
         out += "<|im_start|>assistant\n";
         out += content;
       }
+      append_hermes_calls(out, m, content);
       out += "<|im_end|>\n";
+    } else if (m.role == "tool") {
+      append_hermes_tool_result(out, messages, i);
     }
   }
   if (opt.add_generation_prompt) {

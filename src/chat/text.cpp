@@ -83,15 +83,19 @@ std::string_view strip_newlines(std::string_view s) {
   return rstrip_newlines(lstrip_newlines(s));
 }
 
-void check_messages(std::span<const ChatMessage> messages) {
+void check_messages(std::span<const ChatMessage> messages, bool tools) {
   // transformers refuses an empty conversation before any template runs.
   if (messages.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "messages", "the conversation has no messages");
   }
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const std::string& role = messages[i].role;
-    if (role == "system" || role == "user" || role == "assistant") continue;
     const std::string where = "message " + std::to_string(i) + ": ";
+    if (!tools && !messages[i].tool_calls.empty())
+      throw Error(ErrorCode::kUnsupported, "tool_calls",
+                  where + "this chat template does not render tool calls");
+    if (role == "system" || role == "user" || role == "assistant") continue;
+    if (tools && role == "tool") continue;
     if (role == "tool" || role == "ipython" || role == "function") {
       throw Error(ErrorCode::kUnsupported, "role",
                   where + "role \"" + role + "\": tool messages are not supported");

@@ -77,6 +77,8 @@ void stream_job(Exchange& ex, const std::shared_ptr<Job>& job, const ResponseMet
         if (job->error) {
           if (!write_sse(ex, job->error->to_json())) return fail();
         } else {
+          for (const auto& c : writer.tool_tail())
+            if (!write_sse(ex, c)) return fail();
           if (!write_sse(ex, writer.closing(job->result.finish))) return fail();
           if (meta.include_usage &&
               !write_sse(ex, writer.usage(job->prompt.size(), job->result.tokens.size())))

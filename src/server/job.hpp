@@ -33,7 +33,7 @@ class Job {
   // Filled by ServeEngine::prepare.
   std::vector<std::int32_t> prompt;
   GenerateOptions options;
-  std::unique_ptr<JsonConstraint> constraint;
+  std::unique_ptr<ConstraintEngine> constraint;
   std::unique_ptr<Drafter> drafter;
   bool stream = false;
 

@@ -21,8 +21,26 @@ std::string random_id(const char* prefix) {
   return buf;
 }
 
-const char* finish_name(FinishReason f) {
-  return f == FinishReason::kLength ? "length" : "stop";
+const char* finish_name(FinishReason f, bool calls = false) {
+  if (f == FinishReason::kLength) return "length";
+  return calls ? "tool_calls" : "stop";
+}
+
+json tool_calls_json(const std::vector<ParsedCall>& calls) {
+  json out = json::array();
+  for (const ParsedCall& c : calls) {
+    out.push_back({{"id", tool_call_id()},
+                   {"type", "function"},
+                   {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+  }
+  return out;
+}
+
+// How many bytes at the end of `s` could begin the tool-call tag.
+std::size_t tag_prefix_at_end(std::string_view s) {
+  for (std::size_t n = std::min(s.size(), kToolCallBegin.size() - 1); n > 0; --n)
+    if (kToolCallBegin.starts_with(s.substr(s.size() - n))) return n;
+  return 0;
 }
 
 json byte_list(std::string_view s) {
@@ -93,6 +111,7 @@ ResponseMeta ResponseMeta::make(const ApiRequest& r, const std::string& model,
   m.logprobs = r.logprobs;
   m.top_logprobs = r.top_logprobs;
   m.include_usage = r.include_usage;
+  m.tools = r.tools.active();
   return m;
 }
 
@@ -124,11 +143,18 @@ json response_json(const ResponseMeta& meta, const Job& job, const Vocabulary& v
   json choice;
   if (meta.endpoint == Endpoint::kChat) {
     json message = {{"role", "assistant"}, {"content", r.content}};
+    bool calls = false;
+    if (meta.tools) {
+      ParsedOutput parsed = parse_tool_output(r.content);
+      calls = !parsed.calls.empty();
+      message["content"] = parsed.content ? json(*parsed.content) : json(nullptr);
+      if (calls) message["tool_calls"] = tool_calls_json(parsed.calls);
+    }
     if (!r.reasoning.empty()) message["reasoning_content"] = r.reasoning;
     choice = {{"index", 0},
               {"message", std::move(message)},
               {"logprobs", std::move(logprobs)},
-              {"finish_reason", finish_name(r.finish)}};
+              {"finish_reason", finish_name(r.finish, calls)}};
   } else {
     choice = {{"index", 0},
               {"text", r.content},
@@ -176,7 +202,20 @@ std::optional<json> ChunkWriter::token(const JobEvent& ev) {
     }
     json delta = json::object();
     if (!ev.reasoning.empty()) delta["reasoning_content"] = ev.reasoning;
-    if (!ev.content.empty()) delta["content"] = ev.content;
+    if (meta_.tools) {
+      // Text goes out until a call may begin; the calls come in tool_tail().
+      text_ += ev.content;
+      const std::size_t tag = text_.find(kToolCallBegin);
+      const std::size_t safe =
+          tag != std::string::npos ? tag : text_.size() - tag_prefix_at_end(text_);
+      if (safe > shown_) {
+        delta["content"] = text_.substr(shown_, safe - shown_);
+        shown_ = safe;
+      }
+      if (delta.empty() && !show_lp) return std::nullopt;
+    } else if (!ev.content.empty()) {
+      delta["content"] = ev.content;
+    }
     return chunk({{"index", 0},
                   {"delta", std::move(delta)},
                   {"logprobs", std::move(logprobs)},
@@ -193,12 +232,43 @@ std::optional<json> ChunkWriter::token(const JobEvent& ev) {
                 {"finish_reason", nullptr}});
 }
 
+std::vector<json> ChunkWriter::tool_tail() {
+  std::vector<json> out;
+  if (!meta_.tools) return out;
+  auto delta_chunk = [&](json delta) {
+    return chunk({{"index", 0},
+                  {"delta", std::move(delta)},
+                  {"logprobs", nullptr},
+                  {"finish_reason", nullptr}});
+  };
+  const ParsedOutput parsed = parse_tool_output(text_);
+  calls_ = !parsed.calls.empty();
+  if (!calls_) {
+    // No call after all: the held-back text is content.
+    if (text_.size() > shown_) out.push_back(delta_chunk({{"content", text_.substr(shown_)}}));
+    shown_ = text_.size();
+    return out;
+  }
+  // As OpenAI streams a call: id, type and name first, then the arguments.
+  const json calls = tool_calls_json(parsed.calls);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    json head = {{"index", i},
+                 {"id", calls[i]["id"]},
+                 {"type", "function"},
+                 {"function", {{"name", calls[i]["function"]["name"]}, {"arguments", ""}}}};
+    out.push_back(delta_chunk({{"tool_calls", json::array({std::move(head)})}}));
+    json args = {{"index", i}, {"function", {{"arguments", calls[i]["function"]["arguments"]}}}};
+    out.push_back(delta_chunk({{"tool_calls", json::array({std::move(args)})}}));
+  }
+  return out;
+}
+
 json ChunkWriter::closing(FinishReason finish) const {
   if (meta_.endpoint == Endpoint::kChat) {
     return chunk({{"index", 0},
                   {"delta", json::object()},
                   {"logprobs", nullptr},
-                  {"finish_reason", finish_name(finish)}});
+                  {"finish_reason", finish_name(finish, calls_)}});
   }
   return chunk(
       {{"index", 0}, {"text", ""}, {"logprobs", nullptr}, {"finish_reason", finish_name(finish)}});

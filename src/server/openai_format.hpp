@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "job.hpp"
 #include "request.hpp"
@@ -19,6 +20,7 @@ struct ResponseMeta {
   std::uint32_t top_logprobs = 0;  // shown per token
   bool logprobs = false;
   bool include_usage = false;  // stream only
+  bool tools = false;          // the output may hold tool calls (tools.hpp)
 
   static ResponseMeta make(const ApiRequest& r, const std::string& model,
                            const std::string& fingerprint);
@@ -37,6 +39,8 @@ class ChunkWriter {
   std::optional<nlohmann::json> opening() const;
   // The chunk for one token, or nullopt when it carries nothing to show.
   std::optional<nlohmann::json> token(const JobEvent& event);
+  // With tools: the text held back and the calls, as chunks, before closing().
+  std::vector<nlohmann::json> tool_tail();
   // The chunk that carries finish_reason.
   nlohmann::json closing(FinishReason finish) const;
   nlohmann::json usage(std::size_t prompt_tokens, std::size_t completion_tokens) const;
@@ -46,6 +50,9 @@ class ChunkWriter {
   const ResponseMeta& meta_;
   const Vocabulary& vocab_;
   std::size_t text_offset_ = 0;
+  std::string text_;       // tools: the content so far
+  std::size_t shown_ = 0;  // tools: bytes of text_ sent as content
+  bool calls_ = false;     // tools: tool_tail() found calls
 };
 
 }  // namespace nextok::server

@@ -132,6 +132,28 @@ std::string content_text(const json& v, const std::string& name) {
   return out;
 }
 
+// An assistant turn's earlier calls: [{id, type: "function", function:
+// {name, arguments (JSON text)}}].
+void parse_history_calls(const json& v, const std::string& name, ChatMessage& msg) {
+  if (!v.is_array()) wrong_type(name, v, "an array");
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    const std::string at = name + "[" + std::to_string(k) + "]";
+    const json& c = v[k];
+    if (!c.is_object()) wrong_type(at, c, "an object");
+    const json* fn = field(c, "function");
+    if (!fn) throw ApiError::bad_param(at + ".function", "a tool call needs 'function'.");
+    if (!fn->is_object()) wrong_type(at + ".function", *fn, "an object");
+    const json* n = field(*fn, "name");
+    if (!n) throw ApiError::bad_param(at + ".function.name", "a tool call needs a name.");
+    ChatToolCall call{string(*n, at + ".function.name"), "{}"};
+    if (const json* a = field(*fn, "arguments")) {
+      // The template writes a string verbatim and an object as JSON.
+      call.arguments = a->is_string() ? a->get<std::string>() : dump_json(*a);
+    }
+    msg.tool_calls.push_back(std::move(call));
+  }
+}
+
 void parse_messages(const json& body, ApiRequest& r, const RequestLimits& limits) {
   const json* msgs = field(body, "messages");
   if (!msgs)
@@ -150,20 +172,26 @@ void parse_messages(const json& body, ApiRequest& r, const RequestLimits& limits
     if (!role) throw ApiError::bad_param(name + ".role", "every message needs a 'role'.");
     std::string rl = string(*role, name + ".role");
     if (rl == "developer") rl = "system";
-    if (rl == "tool" || rl == "function")
-      unsupported(name + ".role", "tool messages are not supported.");
-    if (rl != "system" && rl != "user" && rl != "assistant") {
+    if (rl == "function")
+      unsupported(name + ".role", "function messages are not supported; use tool messages.");
+    if (rl != "system" && rl != "user" && rl != "assistant" && rl != "tool") {
       throw ApiError::bad_param(
-          name + ".role", "unknown role '" + rl + "' (system, developer, user or assistant).");
+          name + ".role",
+          "unknown role '" + rl + "' (system, developer, user, assistant or tool).");
     }
-    ChatMessage msg{rl, {}, std::nullopt};
+    ChatMessage msg{rl, {}, std::nullopt, {}};
     if (const json* c = field(m, "content"))
       msg.content = content_text(*c, name + ".content");
     else if (rl != "assistant")
       throw ApiError::bad_param(name + ".content", "'content' is required.");
     if (const json* rc = field(m, "reasoning_content"))
       msg.reasoning_content = string(*rc, name + ".reasoning_content");
-    if (field(m, "tool_calls")) unsupported(name + ".tool_calls", "tool calls are not supported.");
+    if (const json* tc = field(m, "tool_calls")) {
+      if (rl != "assistant")
+        throw ApiError::bad_param(name + ".tool_calls", "only assistant messages make tool calls.");
+      parse_history_calls(*tc, name + ".tool_calls", msg);
+    }
+    if (const json* id = field(m, "tool_call_id")) string(*id, name + ".tool_call_id");
     r.messages.push_back(std::move(msg));
   }
   if (const json* kw = field(body, "chat_template_kwargs")) {
@@ -372,8 +400,8 @@ void only_one(const json& body, const char* name) {
 
 void parse_unsupported(const json& body, const ApiRequest& r) {
   only_one(body, "n");
-  if (const json* t = field(body, "tools"); t && !(t->is_array() && t->empty()))
-    unsupported("tools", "tools are not supported.");
+  if (r.endpoint == Endpoint::kCompletion && field(body, "tools"))
+    unsupported("tools", "tools are a chat completions parameter.");
   if (field(body, "functions")) unsupported("functions", "functions are not supported.");
   if (r.endpoint == Endpoint::kCompletion) {
     if (const json* e = field(body, "echo"); e && boolean(*e, "echo"))
@@ -417,6 +445,15 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint,
   parse_sampling(body, r, limits);
   parse_logprobs(body, r);
   parse_response_format(body, r);
+  if (endpoint == Endpoint::kChat &&
+      (field(body, "tools") || field(body, "tool_choice") || field(body, "parallel_tool_calls"))) {
+    // Again with the key order kept: tools render as the client wrote them.
+    r.tools = parse_tools(nlohmann::ordered_json::parse(body_text));
+    if (r.tools.active() && r.format != ResponseFormat::kText) {
+      unsupported("response_format",
+                  "response_format with tools is not supported; set tool_choice to 'none'.");
+    }
+  }
   if (const json* v = field(body, "thinking_budget"))
     r.thinking_budget = static_cast<std::uint32_t>(integer(*v, "thinking_budget", 0, kMaxTokens));
   parse_speculative(body, r);

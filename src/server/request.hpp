@@ -10,6 +10,7 @@
 
 #include "nextok/chat.hpp"
 #include "nextok/config.hpp"
+#include "tools.hpp"
 
 namespace nextok::server {
 
@@ -43,6 +44,7 @@ struct ApiRequest {
   ResponseFormat format = ResponseFormat::kText;
   std::string schema;  // json_schema: the schema text
   bool schema_strict = false;
+  ToolRequest tools;  // chat only
 
   std::optional<std::uint32_t> thinking_budget;
   bool speculative = false;

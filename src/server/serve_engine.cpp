@@ -43,7 +43,9 @@ ServeEngine::ServeEngine(const EngineOptions& options) : options_(options) {
 
 ServeEngine::~ServeEngine() = default;
 
-void ServeEngine::shutdown() { loop_->shutdown(); }
+void ServeEngine::shutdown() {
+  loop_->shutdown();
+}
 
 bool ServeEngine::serves(const std::string& model) const {
   return model.empty() || model == model_id_ || model == "default";
@@ -73,6 +75,7 @@ std::vector<std::int32_t> ServeEngine::prompt_ids(const ApiRequest& r,
     }
     ChatOptions co;
     co.enable_thinking = r.enable_thinking;
+    for (const ToolSpec& t : r.tools.tools) co.tools.push_back(t.rendered);
     rendered = template_->apply(r.messages, co);
   } else {
     rendered = r.prompt;
@@ -82,17 +85,16 @@ std::vector<std::int32_t> ServeEngine::prompt_ids(const ApiRequest& r,
 }
 
 // Under cache_mu_.
-std::shared_ptr<const JsonGrammar> ServeEngine::cached(const std::string& key) const {
+std::optional<ServeEngine::CompiledFormat> ServeEngine::cached(const std::string& key) const {
   const auto it = cache_.find(key);
-  if (it == cache_.end()) return nullptr;
+  if (it == cache_.end()) return std::nullopt;
   lru_.splice(lru_.begin(), lru_, it->second);
   return it->second->second;
 }
 
-std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r,
-                                                        const std::atomic<bool>* cancel) const {
-  if (r.format == ResponseFormat::kJsonObject) return any_object_;
-  const std::string key = (r.schema_strict ? "s:" : "l:") + r.schema;
+ServeEngine::CompiledFormat ServeEngine::compile_cached(
+    const std::string& key, const std::function<CompiledFormat()>& build,
+    const std::atomic<bool>* cancel) const {
   auto gone = [&] { return cancel && cancel->load(); };
   auto cancelled = [] {
     return ApiError(499, "invalid_request_error", "the client closed the connection", {},
@@ -100,18 +102,20 @@ std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r,
   };
   {
     std::lock_guard lock(cache_mu_);
-    if (auto g = cached(key)) return g;
+    if (auto g = cached(key)) return *g;
   }
   // Compiles run on the low-priority threads, a few at a time: a burst of
   // big schemas neither starves decoding nor multiplies the peak memory, and
   // the same schema sent by many clients compiles once (the later ones find
   // it cached when their turn comes).
-  std::shared_ptr<const JsonGrammar> g;
+  CompiledFormat g;
   background_->run([&] {
     {
       std::lock_guard lock(cache_mu_);
-      g = cached(key);
-      if (g) return;
+      if (auto c = cached(key)) {
+        g = *c;
+        return;
+      }
       ++compiling_;
     }
     struct Done {
@@ -125,17 +129,11 @@ std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r,
       }
     } done{*this};
     if (gone()) throw cancelled();
-    JsonConstraintOptions co;
-    co.strict = r.schema_strict;
-    co.limits.max_compile_ms = options_.max_compile_ms;
-    co.limits.cancel = cancel;
     try {
-      g = JsonGrammar::from_schema(index_, r.schema, co);
-    } catch (const Error& e) {
+      g = build();
+    } catch (const ApiError&) {
       if (gone()) throw cancelled();
-      std::string where = e.param().empty() ? "" : " at " + e.param();
-      throw ApiError(400, "invalid_request_error", "invalid JSON schema" + where + ": " + e.what(),
-                     "response_format.json_schema.schema", "invalid_schema");
+      throw;
     }
   });
   std::lock_guard lock(cache_mu_);
@@ -148,6 +146,65 @@ std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r,
     }
   }
   return g;
+}
+
+std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r,
+                                                        const std::atomic<bool>* cancel) const {
+  if (r.format == ResponseFormat::kJsonObject) return any_object_;
+  return compile_cached((r.schema_strict ? "s:" : "l:") + r.schema,
+                        [&] {
+                          return CompiledFormat{
+                              compile_schema(r.schema, r.schema_strict, cancel,
+                                             "response_format.json_schema.schema"),
+                              nullptr};
+                        },
+                        cancel)
+      .json;
+}
+
+std::shared_ptr<const JsonGrammar> ServeEngine::compile_schema(const std::string& schema,
+                                                               bool strict,
+                                                               const std::atomic<bool>* cancel,
+                                                               const char* param) const {
+  JsonConstraintOptions co;
+  co.strict = strict;
+  co.limits.max_compile_ms = options_.max_compile_ms;
+  co.limits.cancel = cancel;
+  try {
+    return JsonGrammar::from_schema(index_, schema, co);
+  } catch (const Error& e) {
+    std::string where = e.param().empty() ? "" : " at " + e.param();
+    throw ApiError(400, "invalid_request_error", "invalid JSON schema" + where + ": " + e.what(),
+                   param, "invalid_schema");
+  }
+}
+
+std::unique_ptr<ConstraintEngine> ServeEngine::constraint_for(
+    const ApiRequest& r, const std::atomic<bool>* cancel) const {
+  const ToolRequest& t = r.tools;
+  if (t.active()) {
+    const bool forced = t.choice != ToolChoice::kAuto;
+    const std::string schema = t.call_schema();
+    const std::string key = std::string("t:") + (forced ? "f" : "a") + (t.parallel ? "p" : "1") +
+                            (t.strict() ? "s:" : "l:") + schema;
+    CompiledFormat f = compile_cached(
+        key,
+        [&] {
+          StructuralTagFormat tf;
+          tf.begin = std::string(kToolCallBegin);
+          tf.end = std::string(kToolCallEnd);
+          tf.content = compile_schema(schema, t.strict(), cancel, "tools");
+          tf.text_before = !forced;
+          tf.min_segments = forced ? 1 : 0;
+          tf.max_segments = t.parallel ? StructuralTagFormat::kUnlimited : 1;
+          return CompiledFormat{tf.content, StructuralTagGrammar::build(index_, std::move(tf))};
+        },
+        cancel);
+    return std::make_unique<StructuralTagConstraint>(f.tags);
+  }
+  if (r.format != ResponseFormat::kText)
+    return std::make_unique<JsonConstraint>(grammar(r, cancel));
+  return nullptr;
 }
 
 std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r,
@@ -213,10 +270,8 @@ std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r,
   } catch (const Error& e) {
     throw ApiError::bad_param(e.param(), e.what());
   }
-  if (r.format != ResponseFormat::kText) {
-    job->constraint = std::make_unique<JsonConstraint>(grammar(r, cancel));
-    o.constraint = job->constraint.get();
-  }
+  job->constraint = constraint_for(r, cancel);
+  o.constraint = job->constraint.get();
   if (r.speculative) {
     job->drafter = std::make_unique<NgramDrafter>();
     o.speculative.drafter = job->drafter.get();
@@ -225,7 +280,9 @@ std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r,
   return job;
 }
 
-void ServeEngine::submit(std::shared_ptr<Job> job) { loop_->submit(std::move(job)); }
+void ServeEngine::submit(std::shared_ptr<Job> job) {
+  loop_->submit(std::move(job));
+}
 
 EngineStats ServeEngine::stats() const {
   EngineStats s;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@
 #include "job.hpp"
 #include "nextok/chat.hpp"
 #include "nextok/llama.hpp"
+#include "nextok/structural_tag.hpp"
 #include "request.hpp"
 #include "step_loop.hpp"
 
@@ -70,9 +72,24 @@ class ServeEngine {
 
  private:
   std::vector<std::int32_t> prompt_ids(const ApiRequest& r, std::string& rendered) const;
+  // A compiled output format: a JSON grammar, and for tool calls the
+  // structural tag around it.
+  struct CompiledFormat {
+    std::shared_ptr<const JsonGrammar> json;
+    std::shared_ptr<const StructuralTagGrammar> tags;
+  };
+  std::unique_ptr<ConstraintEngine> constraint_for(const ApiRequest& r,
+                                                   const std::atomic<bool>* cancel) const;
+  // Compiles on the background threads, once per key (LRU cache).
+  CompiledFormat compile_cached(const std::string& key,
+                                const std::function<CompiledFormat()>& build,
+                                const std::atomic<bool>* cancel) const;
   std::shared_ptr<const JsonGrammar> grammar(const ApiRequest& r,
                                              const std::atomic<bool>* cancel) const;
-  std::shared_ptr<const JsonGrammar> cached(const std::string& key) const;
+  std::optional<CompiledFormat> cached(const std::string& key) const;
+  std::shared_ptr<const JsonGrammar> compile_schema(const std::string& schema, bool strict,
+                                                    const std::atomic<bool>* cancel,
+                                                    const char* param) const;
 
   EngineOptions options_;
   std::unique_ptr<LlamaModel> model_;
@@ -84,7 +101,7 @@ class ServeEngine {
 
   // Compiled schemas, most recent first.
   mutable std::mutex cache_mu_;
-  mutable std::list<std::pair<std::string, std::shared_ptr<const JsonGrammar>>> lru_;
+  mutable std::list<std::pair<std::string, CompiledFormat>> lru_;
   mutable std::unordered_map<std::string, decltype(lru_)::iterator> cache_;
   mutable std::size_t compiling_ = 0;  // guarded by cache_mu_
   std::unique_ptr<BackgroundPool> background_;

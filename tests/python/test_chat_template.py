@@ -63,9 +63,12 @@ def family(request):
     return request.param, Oracle(path)
 
 
-def chat_format(cli, config, messages, add_generation_prompt=True, enable_thinking=None):
+def chat_format(cli, config, messages, add_generation_prompt=True, enable_thinking=None,
+                tools=None):
     args = [cli, "chat-format", "--tokenizer-config", str(config),
             "--messages-json", json.dumps(messages, ensure_ascii=False)]
+    if tools is not None:
+        args += ["--tools-json", json.dumps(tools, ensure_ascii=False)]
     if not add_generation_prompt:
         args.append("--no-generation-prompt")
     if enable_thinking is not None:
@@ -170,13 +173,59 @@ def test_gemma_alternation_error_is_invalid_argument(cli):
     assert b"[invalid_argument]" in r.stderr
 
 
-def test_tool_messages_are_unsupported(cli):
-    config = _tok_dir("qwen3") / "tokenizer_config.json"
+def test_tool_messages_are_unsupported_without_a_tool_format(cli):
+    config = _tok_dir("llama3.1") / "tokenizer_config.json"
     if not config.exists():
         missing_fixture(f"{config} not found")
     r = chat_format(cli, config, [_m("user", "a"), _m("tool", "42")])
     assert r.returncode == 2
     assert b"[unsupported]" in r.stderr and b"tool messages are not supported" in r.stderr
+
+
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Météo — current weather, \"quoted\"\n2nd line",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "城市"},
+            "days": {"type": "integer", "minimum": 1, "maximum": 14, "default": 3},
+            "ratio": {"type": "number", "minimum": 0.5, "maximum": 1e20},
+            "flags": {"type": "array", "items": {"enum": [True, False, None]}}},
+            "required": ["city"], "additionalProperties": False}}},
+    {"type": "function", "function": {"name": "ping", "parameters": {"type": "object"},
+                                      "strict": True}},
+]
+CALL = {"id": "call_1", "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+CALL_OBJ = {"id": "call_2", "type": "function",
+            "function": {"name": "ping", "arguments": {"z": 1, "a": [1.5, "é"]}}}
+TOOL_CASES = {
+    "tools_only": [_m("user", "Weather?")],
+    "tools_system": [_m("system", "Be brief."), _m("user", "Weather?")],
+    "one_call": [_m("user", "Weather?"), _m("assistant", "", tool_calls=[CALL])],
+    "call_with_text": [_m("user", "Weather?"), _m("assistant", "Let me look.", tool_calls=[CALL])],
+    "results": [_m("system", "S"), _m("user", "Weather?"),
+                _m("assistant", "", tool_calls=[CALL, CALL_OBJ]),
+                _m("tool", '{"temp": 21}', tool_call_id="call_1"),
+                _m("tool", "pong", tool_call_id="call_2"), _m("assistant", "It is 21."),
+                _m("user", "Thanks")],
+    "reasoning_then_call": [_m("user", "Q"),
+                            _m("assistant", "", reasoning_content="think", tool_calls=[CALL]),
+                            _m("tool", "21")],
+}
+
+
+def test_qwen3_tools_match_transformers(cli):
+    """Tools, assistant tool_calls (string and object arguments) and tool results."""
+    config = _tok_dir("qwen3") / "tokenizer_config.json"
+    if not config.exists():
+        missing_fixture(f"{config} not found")
+    oracle = Oracle(config)
+    for case, messages in TOOL_CASES.items():
+        for gen in (True, False):
+            want = oracle.render(messages, tools=TOOLS, add_generation_prompt=gen)
+            r = chat_format(cli, config, messages, add_generation_prompt=gen, tools=TOOLS)
+            assert r.returncode == 0, (case, r.stderr.decode())
+            assert r.stdout.decode("utf-8") == want, case
 
 
 def test_no_chat_template(cli):

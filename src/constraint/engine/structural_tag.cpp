@@ -56,7 +56,7 @@ struct StructuralTagGrammar::Impl {
   std::shared_ptr<const TokenIndex> index;
   StructuralTagFormat f;
   const Machine* m = nullptr;
-  std::vector<uint32_t> pi;  // KMP failure function of the begin tag
+  std::vector<uint32_t> pi;    // KMP failure function of the begin tag
   std::vector<uint32_t> base;  // kFree: every token with bytes, EOS excluded
   // Candidates that may leave a phase within one token.
   std::vector<std::vector<uint32_t>> free_cands;   // per KMP state: tokens completing the begin tag
@@ -197,9 +197,9 @@ void StructuralTagGrammar::Impl::list_candidates() {
     for (size_t k = 0; k < E.size(); ++k)
       if (fits_tag(bytes, E, k)) end_cands[k].push_back(id);
     if (const size_t last = bytes.rfind(boundary); last != std::string_view::npos) {
-      const auto closers = static_cast<uint32_t>(std::count_if(
-          bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(last),
-          [](char c) { return c == '}' || c == ']'; }));
+      const auto closers = static_cast<uint32_t>(
+          std::count_if(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(last),
+                        [](char c) { return c == '}' || c == ']'; }));
       content_cands.push_back({id, closers});
     }
     const size_t lead = bytes.find_first_not_of(" \t\n\r");
@@ -252,8 +252,7 @@ StructuralTagConstraint::StructuralTagConstraint(
     std::shared_ptr<const StructuralTagGrammar> grammar)
     : grammar_(std::move(grammar)), state_(std::make_unique<State>()) {
   if (!grammar_)
-    throw Error(ErrorCode::kInvalidArgument, "grammar",
-                "StructuralTagConstraint needs a grammar");
+    throw Error(ErrorCode::kInvalidArgument, "grammar", "StructuralTagConstraint needs a grammar");
   reset();
 }
 
@@ -378,8 +377,7 @@ void StructuralTagConstraint::advance(uint32_t token) {
   } else {
     if (finished_) throw Error(ErrorCode::kInvalidArgument, "token", "token after EOS");
     const std::string_view bytes = vocab.bytes(token);
-    if (token >= vocab.size() || bytes.empty() ||
-        !g.feed(next, bytes, vocab.is_special(token))) {
+    if (token >= vocab.size() || bytes.empty() || !g.feed(next, bytes, vocab.is_special(token))) {
       throw Error(ErrorCode::kInvalidArgument, "token",
                   "token " + std::to_string(token) +
                       " is not allowed by the structural-tag constraint here");
