@@ -180,9 +180,16 @@ TEST(ChatErrors, BadMessages) {
   const std::vector<ChatMessage> unknown = {msg("user", "a"), msg("robot", "b")};
   expect_code([&] { (void)qwen3().apply(unknown); }, ErrorCode::kInvalidArgument, "role");
   const std::vector<ChatMessage> tool = {msg("user", "a"), msg("tool", "42")};
-  expect_code([&] { (void)qwen3().apply(tool); }, ErrorCode::kUnsupported, "role");
   const auto llama = ChatTemplate::of_format(ChatFormat::kLlama3, "<|begin_of_text|>", "");
+  expect_code([&] { (void)llama.apply(tool); }, ErrorCode::kUnsupported, "role");
+  EXPECT_NO_THROW((void)qwen3().apply(tool));  // Qwen3 renders tool results
   const std::vector<ChatMessage> ok = {msg("user", "a")};
+  expect_code(
+      [&] {
+        (void)llama.apply(ok, {.add_generation_prompt = true, .enable_thinking = std::nullopt,
+                               .tools = {R"({"type": "function"})"}});
+      },
+      ErrorCode::kUnsupported, "tools");
   expect_code([&] { (void)llama.apply(ok, {.enable_thinking = false, .tools = {}}); },
               ErrorCode::kUnsupported, "enable_thinking");
 }

@@ -162,7 +162,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"("speculative": {"max_draft": 0}, "temperature": 0)", "speculative.max_draft"},
         BadCase{R"("stream_options": {"include_usage": true})", "stream_options"},
         BadCase{R"("stream": "yes")", "stream"},
-        BadCase{R"("tools": [{"type": "function"}])", "tools"},
+        BadCase{R"("tools": [{"type": "function"}])", "tools[0].function"},
+        BadCase{R"("tools": {})", "tools"},
+        BadCase{R"("tool_choice": "required")", "tool_choice"},  // without tools
+        BadCase{R"("tools": [{"type": "function", "function": {"name": "f"}}],
+                   "response_format": {"type": "json_object"})",
+                "response_format"},
         BadCase{R"("thinking_budget": -1)", "thinking_budget"}, BadCase{R"("model": 5)", "model"}));
 
 TEST(ServerRequest, CanonicalLogitBiasKeysAreTokenIds) {
@@ -221,8 +226,11 @@ TEST(ServerRequest, MalformedBodies) {
   }
   EXPECT_EQ(error_of(R"({"messages": []})").param(), "messages");
   EXPECT_EQ(error_of(R"({"messages": [{"content": "x"}]})").param(), "messages[0].role");
-  EXPECT_EQ(error_of(R"({"messages": [{"role": "tool", "content": "x"}]})").param(),
+  EXPECT_EQ(error_of(R"({"messages": [{"role": "function", "content": "x"}]})").param(),
             "messages[0].role");
+  EXPECT_EQ(
+      error_of(R"({"messages": [{"role": "user", "content": "x", "tool_calls": []}]})").param(),
+      "messages[0].tool_calls");
   EXPECT_EQ(error_of(R"({"messages": [{"role": "user"}]})").param(), "messages[0].content");
   EXPECT_EQ(
       error_of(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})").param(),
@@ -239,3 +247,31 @@ TEST(ServerRequest, DeepNestingIsRefusedBeforeParsing) {
 
 }  // namespace
 }  // namespace nextok::server
+
+TEST(ServerTools, OutputSplitsIntoTextAndCalls) {
+  using nextok::server::parse_tool_output;
+  auto p = parse_tool_output(
+      "Let me check.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": [1, \"<x>\"]}}\n"
+      "</tool_call>\n<tool_call>{\"arguments\": {}, \"name\": \"g\"}</tool_call>");
+  ASSERT_EQ(p.calls.size(), 2u);
+  EXPECT_EQ(p.calls[0].name, "f");
+  EXPECT_EQ(p.calls[0].arguments, R"({"a":[1,"<x>"]})");
+  EXPECT_EQ(p.calls[1].name, "g");
+  EXPECT_EQ(p.content, "Let me check.");
+  p = parse_tool_output("\n\n<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>");
+  EXPECT_FALSE(p.content.has_value());
+  // A call cut by max_tokens is text.
+  p = parse_tool_output("<tool_call>{\"name\": \"f\", \"argu");
+  EXPECT_TRUE(p.calls.empty());
+  EXPECT_EQ(p.content, "<tool_call>{\"name\": \"f\", \"argu");
+  p = parse_tool_output("plain");
+  EXPECT_EQ(p.content, "plain");
+}
+
+TEST(ServerTools, PythonJsonSpelling) {
+  using nextok::server::python_json;
+  const auto v = nlohmann::ordered_json::parse(
+      R"({"z": 1, "a": [1.5, 2.0, 1e20, true, null], "s": "é\n\"\u0001"})");
+  EXPECT_EQ(python_json(v),
+            "{\"z\": 1, \"a\": [1.5, 2.0, 1e+20, true, null], \"s\": \"é\\n\\\"\\u0001\"}");
+}

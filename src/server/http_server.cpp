@@ -11,6 +11,7 @@
 #include "nextok/error.hpp"
 #include "nextok/version.hpp"
 #include "openai_format.hpp"
+#include "responses_api.hpp"
 
 namespace nextok::server {
 
@@ -91,6 +92,72 @@ void stream_job(Exchange& ex, const std::shared_ptr<Job>& job, const ResponseMet
   }
 }
 
+bool write_event(Exchange& ex, const json& e) {
+  return ex.write_chunk("event: " + e["type"].get<std::string>() + "\ndata: " + dump_json(e) +
+                        "\n\n");
+}
+
+// The Responses API's event stream for one job.
+void stream_response(Exchange& ex, const std::shared_ptr<Job>& job, const ResponsesCall& call) {
+  ResponsesStream stream(call);
+  auto fail = [&] { job->cancel(); };
+  auto send = [&](const std::vector<json>& events) {
+    for (const json& e : events)
+      if (!write_event(ex, e)) return false;
+    return true;
+  };
+  if (!ex.begin_stream(200, "text/event-stream",
+                       {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}}))
+    return fail();
+  if (!send(stream.opening())) return fail();
+  JobEvent ev;
+  for (;;) {
+    switch (job->next(ev, 1000ms)) {
+      case Job::Wait::kTimeout:
+        if (!ex.write_chunk(": keep-alive\n\n")) return fail();
+        continue;
+      case Job::Wait::kEvent:
+        if (!send(stream.token(ev))) return fail();
+        continue;
+      case Job::Wait::kDone:
+        if (job->error) {
+          const ApiError& e = *job->error;
+          if (!write_event(ex, {{"type", "error"},
+                                {"code", e.code()},
+                                {"message", e.what()},
+                                {"param", e.param()},
+                                {"sequence_number", 0}}))
+            return fail();
+        } else if (!send(stream.closing(*job))) {
+          return fail();
+        }
+        ex.end_stream();
+        return;
+    }
+  }
+}
+
+void handle_responses(ServeEngine& engine, Exchange& ex) {
+  const std::string& body = ex.request().body;
+  ResponsesCall call;
+  auto parse = [&] { call = parse_responses_request(body, engine.model_id()); };
+  if (body.size() >= (256u << 10))
+    engine.background().run(parse);
+  else
+    parse();
+  std::shared_ptr<Job> job = engine.prepare(call.chat, &ex.gone_flag());
+  engine.submit(job);
+  ex.on_gone([job] { job->cancel(); });
+  if (call.chat.stream) return stream_response(ex, job, call);
+  job->wait_done();
+  if (ex.gone()) return;
+  if (job->error) {
+    ex.respond(error_response(*job->error));
+    return;
+  }
+  ex.respond(json_response(response_object(call, *job)));
+}
+
 void handle_generation(ServeEngine& engine, Endpoint endpoint, Exchange& ex) {
   ApiRequest r;
   const std::string& body = ex.request().body;
@@ -152,7 +219,8 @@ json health_json(const ServeEngine& engine, const HttpFront& front) {
 std::optional<HttpResponse> quick_route(const ServeEngine& engine, const HttpFront& front,
                                         std::int64_t started, const HttpRequest& req) {
   const bool post = req.method == "POST";
-  if (post && (req.path == "/v1/chat/completions" || req.path == "/v1/completions"))
+  if (post && (req.path == "/v1/chat/completions" || req.path == "/v1/completions" ||
+               req.path == "/v1/responses"))
     return std::nullopt;
   try {
     if (req.method == "GET" && req.path == "/health")
@@ -179,7 +247,10 @@ void slow_route(ServeEngine& engine, Exchange& ex) {
   const Endpoint endpoint =
       ex.request().path == "/v1/chat/completions" ? Endpoint::kChat : Endpoint::kCompletion;
   try {
-    handle_generation(engine, endpoint, ex);
+    if (ex.request().path == "/v1/responses")
+      handle_responses(engine, ex);
+    else
+      handle_generation(engine, endpoint, ex);
   } catch (...) {
     if (!ex.started())
       ex.respond(error_response(ApiError::from_exception(std::current_exception())));
