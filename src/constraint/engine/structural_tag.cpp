@@ -9,6 +9,8 @@
 #include "nextok/structural_tag.hpp"
 
 #include <algorithm>
+#include <array>
+#include <mutex>
 
 #include "constraint/engine/json_impl.hpp"
 #include "constraint/engine/mask_walker.hpp"
@@ -52,13 +54,12 @@ void set_bit(std::span<uint32_t> mask, uint32_t id) {
 
 }  // namespace
 
-struct StructuralTagGrammar::Impl {
-  std::shared_ptr<const TokenIndex> index;
-  StructuralTagFormat f;
-  const Machine* m = nullptr;
-  std::vector<uint32_t> pi;    // KMP failure function of the begin tag
-  std::vector<uint32_t> base;  // kFree: every token with bytes, EOS excluded
-  // Candidates that may leave a phase within one token.
+// The tokens that may leave a phase within one token, per vocabulary and
+// pair of tags (they do not depend on the JSON grammar): listed once and
+// shared by every grammar with the same tags.
+struct TagCandidates {
+  std::vector<uint32_t> pi;                        // KMP failure function of the begin tag
+  std::vector<uint32_t> base;                      // kFree: every token with bytes, EOS excluded
   std::vector<std::vector<uint32_t>> free_cands;   // per KMP state: tokens completing the begin tag
   std::vector<std::vector<uint32_t>> begin_cands;  // per offset
   std::vector<std::vector<uint32_t>> end_cands;    // per offset
@@ -69,11 +70,46 @@ struct StructuralTagGrammar::Impl {
   std::vector<Boundary> content_cands;
   std::vector<uint32_t> gap_cands;
 
-  uint32_t kmp_next(uint32_t k, uint8_t b) const noexcept {
-    const std::string& t = f.begin;
-    while (k > 0 && static_cast<uint8_t>(t[k]) != b) k = pi[k - 1];
-    return static_cast<uint8_t>(t[k]) == b ? k + 1 : k;
+  static std::shared_ptr<const TagCandidates> get(const std::shared_ptr<const TokenIndex>& index,
+                                                  const std::string& begin, const std::string& end);
+  void list(const Vocabulary& vocab, const std::string& B, const std::string& E);
+  uint32_t kmp_next(const std::string& B, uint32_t k, uint8_t b) const noexcept {
+    while (k > 0 && static_cast<uint8_t>(B[k]) != b) k = pi[k - 1];
+    return static_cast<uint8_t>(B[k]) == b ? k + 1 : k;
   }
+};
+
+std::shared_ptr<const TagCandidates> TagCandidates::get(
+    const std::shared_ptr<const TokenIndex>& index, const std::string& begin,
+    const std::string& end) {
+  struct Entry {
+    std::weak_ptr<const TokenIndex> index;
+    std::string begin, end;
+    std::shared_ptr<const TagCandidates> cands;
+  };
+  static std::mutex mu;
+  static std::vector<Entry> entries;  // most recent last, a few at most
+  {
+    std::lock_guard lock(mu);
+    for (const Entry& e : entries)
+      if (e.index.lock() == index && e.begin == begin && e.end == end) return e.cands;
+  }
+  auto c = std::make_shared<TagCandidates>();
+  c->list(index->vocab(), begin, end);
+  std::lock_guard lock(mu);
+  std::erase_if(entries, [](const Entry& e) { return e.index.expired(); });
+  if (entries.size() >= 8) entries.erase(entries.begin());
+  entries.push_back({index, begin, end, c});
+  return c;
+}
+
+struct StructuralTagGrammar::Impl {
+  std::shared_ptr<const TokenIndex> index;
+  StructuralTagFormat f;
+  const Machine* m = nullptr;
+  std::shared_ptr<const TagCandidates> cands;
+
+  uint32_t kmp_next(uint32_t k, uint8_t b) const noexcept { return cands->kmp_next(f.begin, k, b); }
 
   void enter_content(Outer& s) const {
     s.phase = Phase::kContent;
@@ -157,14 +193,9 @@ struct StructuralTagGrammar::Impl {
     s.phase = f.text_before ? Phase::kFree : Phase::kGap;
     return s;
   }
-
-  void list_candidates();
 };
 
-void StructuralTagGrammar::Impl::list_candidates() {
-  const Vocabulary& vocab = index->vocab();
-  const std::string& B = f.begin;
-  const std::string& E = f.end;
+void TagCandidates::list(const Vocabulary& vocab, const std::string& B, const std::string& E) {
   pi.assign(B.size(), 0);
   for (size_t i = 1, k = 0; i < B.size(); ++i) {
     while (k > 0 && B[i] != B[k]) k = pi[k - 1];
@@ -180,11 +211,11 @@ void StructuralTagGrammar::Impl::list_candidates() {
     const std::string_view bytes = vocab.bytes(id);
     if (bytes.empty() || vocab.is_eos(id)) continue;
     set_bit(base, id);
-    if (f.text_before && bytes.find(B.back()) != std::string_view::npos) {
+    if (bytes.find(B.back()) != std::string_view::npos) {
       for (uint32_t k0 = 0; k0 < B.size(); ++k0) {
         uint32_t k = k0;
         for (const unsigned char b : bytes) {
-          k = kmp_next(k, b);
+          k = kmp_next(B, k, b);
           if (k == B.size()) {
             free_cands[k0].push_back(id);
             break;
@@ -235,7 +266,7 @@ std::shared_ptr<const StructuralTagGrammar> StructuralTagGrammar::build(
   im.index = std::move(index);
   im.f = std::move(format);
   im.m = im.f.content->impl().machine.get();
-  im.list_candidates();
+  im.cands = TagCandidates::get(im.index, im.f.begin, im.f.end);
   return g;
 }
 
@@ -323,18 +354,18 @@ void StructuralTagConstraint::step_mask(std::span<uint32_t> mask) {
   if (!finished_) {
     switch (s.phase) {
       case Phase::kFree:
-        std::copy(g.base.begin(), g.base.end(), mask.begin());
-        for (const uint32_t id : g.free_cands[s.k])
+        std::copy(g.cands->base.begin(), g.cands->base.end(), mask.begin());
+        for (const uint32_t id : g.cands->free_cands[s.k])
           if (!check(id)) mask[id >> 5] &= ~(1u << (id & 31));
         break;
       case Phase::kBegin:
-        allow_checked(g.begin_cands[s.k]);
+        allow_checked(g.cands->begin_cands[s.k]);
         break;
       case Phase::kEnd:
-        allow_checked(g.end_cands[s.k]);
+        allow_checked(g.cands->end_cands[s.k]);
         break;
       case Phase::kGap:
-        allow_checked(g.gap_cands);
+        allow_checked(g.cands->gap_cands);
         break;
       case Phase::kContent: {
         if (!state_->walker) {
@@ -353,8 +384,20 @@ void StructuralTagConstraint::step_mask(std::span<uint32_t> mask) {
             n += fr.kind == FrameKind::kObject || fr.kind == FrameKind::kArray;
           open = std::min(open, n);
         }
-        for (const auto& c : g.content_cands)
-          if (c.closers >= open && check(c.token)) set_bit(mask, c.token);
+        // A candidate's first byte must be readable here: found once per
+        // distinct first byte, it rules out most candidates cheaply.
+        std::array<int8_t, 256> first{};
+        first.fill(-1);
+        for (const auto& c : g.cands->content_cands) {
+          if (c.closers < open) continue;
+          const std::string_view bytes = vocab.bytes(c.token);
+          const auto b0 = static_cast<uint8_t>(bytes[0]);
+          if (first[b0] < 0) {
+            Outer t = s;
+            first[b0] = g.feed(t, bytes.substr(0, 1), false) ? 1 : 0;
+          }
+          if (first[b0] == 1 && check(c.token)) set_bit(mask, c.token);
+        }
         break;
       }
     }
