@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -302,6 +303,36 @@ TEST(StructuralTag, LlamaVocabularyMatchesTheReference) {
     c.advance(t);
   }
   EXPECT_TRUE(c.is_complete());
+}
+
+TEST(StructuralTag, QwenReadsItsToolCallToken) {
+  // Qwen3 writes <tool_call> and </tool_call> as single added tokens.
+  const auto dir = schema_test::llama_dir().parent_path() / "qwen3";
+  NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(dir / "tokenizer.json"), "the Qwen3 tokenizer");
+  const auto tok = nextok::Tokenizer::from_dir(dir);
+  auto index = TokenIndex::build(tok.shared_vocab());
+  const auto& v = index->vocab();
+  const auto begin = v.find("<tool_call>"), end = v.find("</tool_call>");
+  ASSERT_TRUE(begin && end);
+  std::vector<uint32_t> mask(nextok::bitmask_words(v.size()));
+  for (const bool text_before : {true, false}) {
+    auto g = StructuralTagGrammar::build(index, tool_format(index, text_before, 0, 1));
+    StructuralTagConstraint c(g);
+    const std::string text = std::string(text_before ? "Sure.\n" : "\n") +
+                             "<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>";
+    const auto ids = tok.encode(text);
+    ASSERT_NE(std::find(ids.begin(), ids.end(), *begin), ids.end());
+    ASSERT_NE(std::find(ids.begin(), ids.end(), *end), ids.end());
+    for (const uint32_t t : ids) {
+      c.step_mask(mask);
+      ASSERT_TRUE((mask[t >> 5] >> (t & 31)) & 1u) << v.bytes(t);
+      c.advance(t);
+    }
+    c.step_mask(mask);
+    EXPECT_TRUE(c.is_complete());
+    for (const uint32_t e : v.eos_ids()) EXPECT_TRUE((mask[e >> 5] >> (e & 31)) & 1u);
+    EXPECT_FALSE((mask[*begin >> 5] >> (*begin & 31)) & 1u);  // one call at most
+  }
 }
 
 }  // namespace
