@@ -62,7 +62,6 @@ std::vector<double> walk(C& c, const std::vector<uint32_t>& ids, size_t vocab) {
     const auto t0 = Clock::now();
     c.step_mask(mask);
     t.push_back(us_since(t0));
-    if (getenv("STB_DEBUG")) std::fprintf(stderr, "%8.1f us before token %u\n", t.back(), id);
     c.advance(id);
   }
   return t;
@@ -77,7 +76,9 @@ int main(int argc, char** argv) {
   }
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 5;
   const auto tok = nextok::Tokenizer::from_dir(argv[1]);
+  const auto t_index = Clock::now();
   const auto index = nextok::TokenIndex::build(tok.shared_vocab());
+  std::printf("{\"bench\": \"token_index_build\", \"ms\": %.1f}\n", us_since(t_index) / 1000);
   const std::string text =
       "<tool_call>\n{\"name\": \"tool_0\", \"arguments\": {\"city\": \"Paris\", \"unit\": "
       "\"celsius\", \"days\": 3}}\n</tool_call>";

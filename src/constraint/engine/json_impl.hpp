@@ -27,6 +27,17 @@ struct TokenIndex::Impl {
                                     sd.true_.get(),          sd.false_.get(), sd.null_.get(),
                                     sd.integer_strict.get(), sd.key.get()};
     std::copy(std::begin(all), std::end(all), standard_dfas);
+    warm_string_entries(*sd.string);
+    warm_string_entries(*sd.key);
+  }
+
+  // Inside a string nearly every token stays inside, so a first-time entry
+  // walks the whole trie (milliseconds at 128k tokens). Every schema reaches
+  // the standard string and key states, so their entries are made here,
+  // once per vocabulary, instead of inside some request's first mask.
+  void warm_string_entries(const constraint::Dfa& d) {
+    for (size_t q = 0; q < d.states(); ++q)
+      (void)standard_cache.get(trie, {&d, static_cast<int32_t>(q), 0, false});
   }
 };
 
