@@ -258,6 +258,10 @@ def _extend_backend_literal() -> None:
     cls.__dataclass_fields__["backend"].type = extended
     cls.__pydantic_fields__["backend"].annotation = extended  # type: ignore[attr-defined]
     rebuild_dataclass(cls, force=True)
+    # VllmConfig validates a nested dict against its own copy of the schema.
+    from vllm.config import VllmConfig
+
+    rebuild_dataclass(VllmConfig, force=True)
 
 
 def enable(*, strict: bool | None = None, max_whitespace: int | None = None) -> None:

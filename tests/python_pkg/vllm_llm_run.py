@@ -1,0 +1,48 @@
+"""Run by test_vllm.py in a child process (vLLM binds threads and memory
+for the whole process): offline ``vllm.LLM`` on the CPU with the nextok
+backend; prints one JSON line per output."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+
+import nextok.vllm  # noqa: E402
+
+
+def main(model: str, schema_json: str, backend: str) -> None:
+    if backend == "nextok":
+        nextok.vllm.enable()
+    from vllm import LLM, SamplingParams
+    from vllm.sampling_params import StructuredOutputsParams
+
+    llm = LLM(
+        model=model,
+        dtype="float32",
+        max_model_len=512,
+        max_num_seqs=4,
+        enforce_eager=True,
+        gpu_memory_utilization=0.05,
+        structured_outputs_config={"backend": backend},
+        seed=0,
+    )
+    params = SamplingParams(
+        max_tokens=400,
+        temperature=1.0,
+        structured_outputs=StructuredOutputsParams(json=json.loads(schema_json)),
+    )
+    prompts = ["Give me JSON:", "A record", "x", "hello there"]
+    for out in llm.generate(prompts, params, use_tqdm=False):
+        completion = out.outputs[0]
+        print(
+            "RESULT "
+            + json.dumps({"text": completion.text, "finish_reason": completion.finish_reason}),
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3])
