@@ -25,7 +25,7 @@ def main(model: str, schema_json: str, backend: str) -> None:
         max_model_len=512,
         max_num_seqs=4,
         enforce_eager=True,
-        gpu_memory_utilization=0.05,
+        kv_cache_memory_bytes=64 << 20,  # else a share of the machine's memory
         structured_outputs_config={"backend": backend},
         seed=0,
     )
