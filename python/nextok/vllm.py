@@ -46,7 +46,15 @@ from . import _nextok
 from ._bitmask import bitmask_words
 from ._hf_vocab import huggingface_token_bytes
 
-__all__ = ["BACKEND_NAME", "NextokBackend", "NextokGrammar", "enable", "is_enabled", "settings"]
+__all__ = [
+    "BACKEND_NAME",
+    "NextokBackend",
+    "NextokGrammar",
+    "enable",
+    "is_enabled",
+    "settings",
+    "validate_request",
+]
 
 BACKEND_NAME = "nextok"
 logger = logging.getLogger(__name__)
@@ -207,20 +215,14 @@ def _validation_error(message: str) -> Exception:
     return VLLMValidationError(message)
 
 
-def _validate_request(params: Any, tokenizer: Any, configured: str) -> None:
-    """SamplingParams validation for requests served by the nextok backend."""
+def validate_request(params: Any, tokenizer: Any = None) -> None:
+    """Raises VLLMValidationError unless the nextok backend can serve this request.
+
+    ``params``: a ``vllm.SamplingParams`` with ``structured_outputs`` set.
+    JSON Schema (valid JSON text or an object) and JSON-object requests are
+    served; regex, choice, grammar and structural-tag requests are not.
+    """
     so = params.structured_outputs
-    if tokenizer is None:
-        raise _validation_error(
-            "Structured outputs requires a tokenizer so it can't be used with "
-            "'skip_tokenizer_init'"
-        )
-    if so._backend and so._backend != configured:
-        raise _validation_error(
-            f"Request-level structured output backend selection is not supported: the "
-            f"request specified '{so._backend}', but vLLM was initialised with '{configured}'."
-        )
-    so._backend = BACKEND_NAME
     if so.json is not None:
         if isinstance(so.json, str):
             if not so.json.strip():
@@ -241,6 +243,28 @@ def _validate_request(params: Any, tokenizer: Any, configured: str) -> None:
             "the nextok structured output backend supports json and json_object "
             f"requests; this one has {', '.join(kinds) or 'no constraint'}"
         )
+
+
+def _validate_request(params: Any, model_config: Any, tokenizer: Any) -> None:
+    """What SamplingParams validation does for a request to the nextok backend."""
+    so = params.structured_outputs
+    if model_config.is_diffusion:
+        raise _validation_error(
+            "Structured outputs are not supported for diffusion language models."
+        )
+    if tokenizer is None:
+        raise _validation_error(
+            "Structured outputs requires a tokenizer so it can't be used with "
+            "'skip_tokenizer_init'"
+        )
+    if so._backend and so._backend != BACKEND_NAME:
+        raise _validation_error(
+            f"Request-level structured output backend selection is not supported: the "
+            f"request specified '{so._backend}', but vLLM was initialised with "
+            f"'{BACKEND_NAME}'."
+        )
+    so._backend = BACKEND_NAME
+    validate_request(params, tokenizer)
     so.__post_init__()
 
 
@@ -298,11 +322,7 @@ def enable(*, strict: bool | None = None, max_whitespace: int | None = None) -> 
                 and self.structured_outputs is not None
                 and structured_outputs_config.backend == BACKEND_NAME
             ):
-                if model_config.is_diffusion:
-                    raise _validation_error(
-                        "Structured outputs are not supported for diffusion language models."
-                    )
-                _validate_request(self, tokenizer, BACKEND_NAME)
+                _validate_request(self, model_config, tokenizer)
                 return
             validate(self, model_config, structured_outputs_config, tokenizer)
 
