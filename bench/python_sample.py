@@ -99,8 +99,10 @@ def main() -> None:
         seeds = list(range(batch))
         for mode in ("top_k", "top_p", "temperature"):
             kw = NEXTOK[mode]
-            ours = median_us(lambda: nextok.sample(logits, seed=seeds, **kw), args.reps)
-            theirs = median_us(lambda: TORCH[mode](logits, gen), args.reps)
+            ours = median_us(
+                lambda x=logits, s=seeds, kw=kw: nextok.sample(x, seed=s, **kw), args.reps
+            )
+            theirs = median_us(lambda x=logits, f=TORCH[mode]: f(x, gen), args.reps)
             # Both draw from the same distribution: the token must be allowed there.
             tok = int(nextok.sample(logits[:1], seed=1, **kw).tokens[0])
             if mode == "top_k":

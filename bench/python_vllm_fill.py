@@ -157,9 +157,7 @@ def main() -> None:
         )
         model = build_tiny_llama(pathlib.Path(tmp) / "model", tok_dir)
         print(
-            json.dumps(
-                {"bench": "config", "nextok": nextok.__version__, "vllm": vllm.__version__}
-            ),
+            json.dumps({"bench": "config", "nextok": nextok.__version__, "vllm": vllm.__version__}),
             flush=True,
         )
         results = {b: run_backend(model, b, batches, args.reps) for b in args.backends.split(",")}

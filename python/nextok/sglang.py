@@ -161,7 +161,10 @@ class NextokGrammarBackend(BaseGrammarBackend):
         tokens, eos_ids, special = huggingface_token_bytes(tokenizer, eos)
         width = max(int(vocab_size or 0), len(tokens))
         self.tokenizer_info = _nextok.TokenizerInfo.from_token_bytes(
-            tokens, eos_ids=eos_ids, special_ids=sorted(set(special) | set(eos_ids)), vocab_size=width
+            tokens,
+            eos_ids=eos_ids,
+            special_ids=sorted(set(special) | set(eos_ids)),
+            vocab_size=width,
         )
         self.strict = strict
         self.max_whitespace = max_whitespace

@@ -254,8 +254,7 @@ def _validate_request(params: Any, model_config: Any, tokenizer: Any) -> None:
         )
     if tokenizer is None:
         raise _validation_error(
-            "Structured outputs requires a tokenizer so it can't be used with "
-            "'skip_tokenizer_init'"
+            "Structured outputs requires a tokenizer so it can't be used with 'skip_tokenizer_init'"
         )
     if so._backend and so._backend != BACKEND_NAME:
         raise _validation_error(

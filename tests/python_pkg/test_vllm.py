@@ -103,11 +103,10 @@ def test_entry_point_plugin_registers_in_a_fresh_process():
 
 
 def test_manager_generates_valid_json_with_vllm_bitmask_application(vllm_env, manager):
+    import nextok.vllm
     import torch
     from vllm.v1.core.sched.output import GrammarOutput
     from vllm.v1.structured_output.utils import apply_grammar_bitmask
-
-    import nextok.vllm
 
     schemas = [SCHEMA, {"type": "array", "items": {"type": "boolean"}, "maxItems": 3}]
     requests = {f"r{i}": make_request(vllm_env, f"r{i}", json=schemas[i % 2]) for i in range(3)}

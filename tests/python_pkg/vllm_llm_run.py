@@ -10,7 +10,7 @@ import sys
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 
-import nextok.vllm  # noqa: E402
+import nextok.vllm
 
 
 def main(model: str, schema_json: str, backend: str) -> None:
