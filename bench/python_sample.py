@@ -77,7 +77,10 @@ def main() -> None:
     ap.add_argument("--batches", default="1,16,64")
     ap.add_argument("--vocab", type=int, default=128256)  # Llama 3.1
     ap.add_argument("--scale", type=float, default=3.0, help="logits = randn * scale")
+    ap.add_argument("--torch-threads", type=int, default=0, help="0: torch's default")
     args = ap.parse_args()
+    if args.torch_threads:
+        torch.set_num_threads(args.torch_threads)
 
     gen = torch.Generator().manual_seed(0)
     print(

@@ -341,8 +341,29 @@ def enable(*, strict: bool | None = None, max_whitespace: int | None = None) -> 
                 )
             grammar_init(self, request)
 
+        fill_bitmasks = StructuredOutputManager._fill_bitmasks
+
+        def _fill_bitmasks(self: Any, batch: Any) -> None:
+            # The threaded path hands over chunks of (grammar, row, apply):
+            # nextok's rows are filled in one batch call (GIL released).
+            rows = list(batch)
+            ours = [
+                (g, i)
+                for g, i, apply in rows
+                if apply and isinstance(g, NextokGrammar) and not g.is_terminated()
+            ]
+            if len(ours) < 2:
+                fill_bitmasks(self, rows)
+                return
+            _nextok.fill_next_token_bitmasks(
+                [g.matcher for g, _ in ours], self._grammar_bitmask, indices=[i for _, i in ours]
+            )
+            done = {i for _, i in ours}
+            fill_bitmasks(self, [r for r in rows if r[1] not in done])
+
         SamplingParams._validate_structured_outputs = _validate_structured_outputs
         StructuredOutputManager.grammar_init = _grammar_init
+        StructuredOutputManager._fill_bitmasks = _fill_bitmasks
         _enabled = True
 
 

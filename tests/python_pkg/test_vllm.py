@@ -223,6 +223,54 @@ def test_bitmask_rows_match_nextok_and_allow_only_grammar_tokens(vllm_env, manag
     assert not grammar.validate_tokens(manager.tokenizer.encode("[]", add_special_tokens=False))
 
 
+def test_threaded_fill_path_uses_the_batch_fill(vllm_env, monkeypatch):
+    """Above 128 requests vLLM fills on its thread pool in chunks of 16;
+    enable() routes nextok's rows of a chunk through fill_next_token_bitmasks."""
+    import nextok
+    from vllm.engine.arg_utils import EngineArgs
+    from vllm.v1.structured_output import StructuredOutputManager
+
+    config = EngineArgs(
+        model=str(vllm_env.model),
+        max_model_len=512,
+        max_num_seqs=136,
+        structured_outputs_config={"backend": "nextok"},
+    ).create_engine_config()
+    manager = StructuredOutputManager(config)
+    env = types.SimpleNamespace(config=config, manager=manager)
+    try:
+        requests = {f"t{i}": make_request(env, f"t{i}", json=SCHEMA) for i in range(130)}
+        for r in requests.values():
+            manager.grammar_init(r)
+        doc = manager.tokenizer.encode(
+            '{"id": "b22", "ok": true, "kind": "beta", "tag": "abc"}', add_special_tokens=False
+        )
+        for i, r in enumerate(requests.values()):
+            wait_ready(r)
+            assert manager.accept_tokens(r, doc[: i % len(doc)])
+        import nextok.vllm
+
+        real = nextok.vllm._nextok.fill_next_token_bitmasks
+        sizes: list[int] = []
+
+        def spy(matchers, bitmask, indices=None, threads=None):  # the real call, counted
+            sizes.append(len(matchers))
+            real(matchers, bitmask, indices=indices, threads=threads)
+
+        monkeypatch.setattr(nextok.vllm._nextok, "fill_next_token_bitmasks", spy)
+        bitmask = manager.grammar_bitmask(requests, list(requests), {})
+        monkeypatch.undo()
+        assert sum(sizes) == 130 and max(sizes) == 16, sizes
+        assert bitmask.shape[0] == 130
+        for row, r in enumerate(requests.values()):
+            expect = nextok.allocate_token_bitmask(1, bitmask.shape[1] * 32)[0, :]
+            r.structured_output_request.grammar.matcher.fill_next_token_bitmask(expect)
+            assert (bitmask[row] == expect).all(), row
+        assert len({bytes(bitmask[row]) for row in range(130)}) > 5  # distinct states
+    finally:
+        manager.clear_backend()
+
+
 def test_unsupported_and_bad_requests_raise(vllm_env, manager):
     from vllm.exceptions import VLLMValidationError
 
