@@ -84,22 +84,10 @@ def test_enable_adds_the_backend_name(vllm_env):
     assert vllm_env.config.structured_outputs_config.backend == "nextok"
 
 
-def test_entry_point_plugin_registers_in_a_fresh_process():
+def test_entry_point_is_installed():
+    # test_offline_llm_end_to_end_outputs_validate runs it in a fresh process.
     eps = importlib.metadata.entry_points(group="vllm.general_plugins")
     assert [ep.value for ep in eps if ep.name == "nextok"] == ["nextok.vllm:_vllm_plugin"]
-    code = (
-        "from vllm.plugins import load_general_plugins\n"
-        "load_general_plugins()\n"
-        "import nextok.vllm\n"
-        "from vllm.config import StructuredOutputsConfig\n"
-        "assert nextok.vllm.is_enabled()\n"
-        "print(StructuredOutputsConfig(backend='nextok').backend)\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip().splitlines()[-1] == "nextok"
 
 
 def test_manager_generates_valid_json_with_vllm_bitmask_application(vllm_env, manager):

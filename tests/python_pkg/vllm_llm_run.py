@@ -1,6 +1,6 @@
 """Run by test_vllm.py in a child process (vLLM binds threads and memory
 for the whole process): offline ``vllm.LLM`` on the CPU with the nextok
-backend; prints one JSON line per output."""
+backend, enabled by the entry-point plugin; prints one JSON line per output."""
 
 from __future__ import annotations
 
@@ -14,8 +14,12 @@ import nextok.vllm
 
 
 def main(model: str, schema_json: str, backend: str) -> None:
-    if backend == "nextok":
-        nextok.vllm.enable()
+    from vllm.plugins import load_general_plugins
+
+    # No enable() call: the package's vllm.general_plugins entry point makes
+    # "nextok" a backend (LLM() validates its config before vLLM loads plugins).
+    load_general_plugins()
+    assert nextok.vllm.is_enabled(), "the nextok vLLM plugin did not run"
     from vllm import LLM, SamplingParams
     from vllm.sampling_params import StructuredOutputsParams
 
