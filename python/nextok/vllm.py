@@ -62,7 +62,6 @@ logger = logging.getLogger(__name__)
 # Options for grammars the backend compiles (enable() sets them).
 settings: dict[str, Any] = {"strict": False, "max_whitespace": 20}
 
-_SUPPORTED = (StructuredOutputOptions.JSON, StructuredOutputOptions.JSON_OBJECT)
 _enable_lock = threading.Lock()
 _enabled = False
 
