@@ -18,11 +18,17 @@ deps=build/pydeps
 reqs=(tests/python_pkg/requirements.txt)
 hf=${NEXTOK_PY_HF:-1}  # 0: no torch/transformers (test_hf.py and the torch cases skip)
 [ "$hf" = 0 ] || reqs+=(tests/python_pkg/requirements-hf.txt)
-if ! cat "${reqs[@]}" | cmp -s - "$deps/requirements.txt"; then
+# vLLM and SGLang (test_vllm.py, test_sglang.py): pinned, installed with
+# --no-deps since their own pins do not resolve on PyPI (the file says why).
+engines=${NEXTOK_PY_ENGINES:-$hf}  # 0: without them (their tests skip); needs torch
+nodeps=()
+[ "$engines" = 0 ] || nodeps+=(tests/python_pkg/requirements-engines.txt)
+if ! cat "${reqs[@]}" "${nodeps[@]}" | cmp -s - "$deps/requirements.txt"; then
   rm -rf "$deps"
   "$PY" -m venv "$deps"
   "$deps/bin/python" -m pip install -q "${reqs[@]/#/-r}"
-  cat "${reqs[@]}" >"$deps/requirements.txt"
+  [ ${#nodeps[@]} = 0 ] || "$deps/bin/python" -m pip install -q --no-deps "${nodeps[@]/#/-r}"
+  cat "${reqs[@]}" "${nodeps[@]}" >"$deps/requirements.txt"
 fi
 t1=$SECONDS
 
@@ -40,6 +46,6 @@ purelib() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])';
 purelib "$deps/bin/python" >"$(purelib build/pyvenv/bin/python)/nextok-test-deps.pth"
 build/pyvenv/bin/python -m pip install -q --no-deps --no-index build/wheel/nextok-*.whl
 (cd build && pyvenv/bin/python -c 'import nextok, sys; assert "/build/pyvenv/" in nextok.__file__, nextok.__file__')
-NEXTOK_REQUIRE_HF=$hf build/pyvenv/bin/python -m pytest -q -p no:cacheprovider tests/python_pkg
+NEXTOK_REQUIRE_HF=$hf NEXTOK_REQUIRE_ENGINES=$engines build/pyvenv/bin/python -m pytest -q -p no:cacheprovider tests/python_pkg
 t3=$SECONDS
 echo "python_pkg: deps $((t1 - t0)) s, wheel $((t2 - t1)) s, venv + tests $((t3 - t2)) s, total $((t3 - t0)) s"
