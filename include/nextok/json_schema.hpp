@@ -32,6 +32,10 @@ struct ConstraintLimits {
   // Set (from any thread) to stop a compile in progress: it fails at its next
   // budget check with kInvalidArgument, param "cancelled". Null: never.
   const std::atomic<bool>* cancel = nullptr;
+  // Items in one Earley set of a grammar (nextok/grammar.hpp): a bound on
+  // the work of one byte, so that a pathological grammar fails clearly
+  // instead of stalling a decode step.
+  size_t max_parse_items = 20000;
 };
 
 struct JsonConstraintOptions {

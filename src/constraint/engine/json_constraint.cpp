@@ -4,6 +4,7 @@
 #include "constraint/engine/leaf_cache.hpp"
 #include "constraint/engine/machine.hpp"
 #include "constraint/engine/mask_walker.hpp"
+#include "constraint/engine/token_index_impl.hpp"
 #include "constraint/schema/schema_compiler.hpp"
 #include "constraint/trie/token_trie.hpp"
 #include "nextok/error.hpp"
@@ -13,21 +14,6 @@
 namespace nextok {
 
 using constraint::ConfigSet;
-
-struct TokenIndex::Impl {
-  std::shared_ptr<const Vocabulary> vocab;
-  constraint::TokenTrie trie;
-  mutable constraint::LeafCache standard_cache{1 << 16};
-  const constraint::Dfa* standard_dfas[constraint::StandardDfas::kCount];
-
-  explicit Impl(std::shared_ptr<const Vocabulary> v) : vocab(std::move(v)), trie(*vocab) {
-    const auto& sd = constraint::StandardDfas::get();
-    const constraint::Dfa* all[] = {sd.string.get(),         sd.number.get(), sd.integer.get(),
-                                    sd.true_.get(),          sd.false_.get(), sd.null_.get(),
-                                    sd.integer_strict.get(), sd.key.get()};
-    std::copy(std::begin(all), std::end(all), standard_dfas);
-  }
-};
 
 std::shared_ptr<const TokenIndex> TokenIndex::build(std::shared_ptr<const Vocabulary> vocab) {
   if (!vocab) throw Error(ErrorCode::kInvalidArgument, "vocab", "TokenIndex needs a vocabulary");
