@@ -393,6 +393,10 @@ class Parser {
         grew(1);
         space(nested);
       } else if (c == '(') {
+        if (++depth_ > limits_.max_schema_depth) {
+          fail(pos_, "parentheses nested deeper than " + std::to_string(limits_.max_schema_depth) +
+                         " (ConstraintLimits::max_schema_depth)");
+        }
         ++pos_;
         space(true);
         const uint32_t sub = fresh_rule(rule_name);
@@ -400,6 +404,7 @@ class Parser {
         g_.rules[sub] = std::move(alts);
         if (cur() != ')') fail(pos_, "expecting ')'");
         ++pos_;
+        --depth_;
         last = seq.size();
         seq.push_back(static_cast<Symbol>(sub));
         grew(1);
@@ -450,6 +455,7 @@ class Parser {
   size_t pos_ = 0;
   size_t size_ = 0;
   size_t ticks_ = 0;
+  size_t depth_ = 0;
   Cfg g_;
   std::map<std::string, uint32_t, std::less<>> ids_;
   std::vector<uint8_t> defined_;
