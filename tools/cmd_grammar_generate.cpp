@@ -31,6 +31,10 @@ struct Args {
   size_t max_tokens = 128;
   uint64_t seed = 0;
   float stop_p = 0.5f;
+  // Now and then pick among allowed tokens holding one of these bytes
+  // (closing quotes, brackets, newlines), so that most walks end in time.
+  std::string close_bytes;
+  float close_p = 0.0f;
   bool timing = false;
 };
 
@@ -69,7 +73,12 @@ int run(const Args& a) {
     return 1;
   }
   print({{"compiled_ms", us_since(c0) / 1000.0}});
-  std::vector<uint32_t> mask(bitmask_words(vocab.size()));
+  std::vector<uint32_t> mask(bitmask_words(vocab.size())), closes(mask.size()),
+      closing(mask.size());
+  for (uint32_t id = 0; id < vocab.size() && !a.close_bytes.empty(); ++id) {
+    if (vocab.bytes(id).find_first_of(a.close_bytes) != std::string_view::npos)
+      closes[id >> 5] |= 1u << (id & 31);
+  }
   for (size_t k = 0; k < a.count; ++k) {
     Pcg32 rng = Pcg32::for_seed(a.seed + k);
     GrammarConstraint c(g);
@@ -157,6 +166,8 @@ std::function<int()> add_grammar_generate(CLI::App& app) {
   cmd->add_option("--max-tokens", a->max_tokens, "Token limit per generation");
   cmd->add_option("--seed", a->seed, "Base seed");
   cmd->add_option("--stop-p", a->stop_p, "Chance of EOS once it is allowed");
+  cmd->add_option("--close-bytes", a->close_bytes, "Bytes of the tokens --close-p prefers");
+  cmd->add_option("--close-p", a->close_p, "Chance of picking among tokens with --close-bytes");
   cmd->add_option("--walk", a->walk, "Texts to walk token by token (one JSON string a line)");
   cmd->add_flag("--timing", a->timing, "Report every mask's time (microseconds)");
   return [=]() { return cmd->parsed() ? run(*a) : -1; };

@@ -60,6 +60,7 @@ class Earley {
   bool step(Chart& c, uint8_t b);
   // The bytes the last set can read next.
   ByteSet next_bytes(const Chart& c) const;
+  const EarleyTables& tables() const noexcept { return t_; }
 
  private:
   void add(Chart& c, uint32_t pos, uint32_t origin);

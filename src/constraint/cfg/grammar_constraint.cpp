@@ -1,10 +1,11 @@
 // Public grammar objects: Grammar (GBNF, regex, choice) and
 // GrammarConstraint. Regular front-ends (regex, choice) run on one byte
 // DFA, a table lookup per trie node; GBNF runs the Earley recogniser, one
-// item set per trie depth.
+// item set per trie depth, with repeated sets named (earley_walker.hpp).
 #include <optional>
 
 #include "constraint/cfg/earley.hpp"
+#include "constraint/cfg/earley_walker.hpp"
 #include "constraint/cfg/gbnf.hpp"
 #include "constraint/engine/token_index_impl.hpp"
 #include "constraint/regex/dfa.hpp"
@@ -110,7 +111,7 @@ struct GrammarConstraint::State {
   std::vector<Step> history;  // [0] = start
   constraint::cfg::Chart chart;
   std::unique_ptr<constraint::cfg::Earley> earley;  // its dedupe table; made on first use
-  std::vector<constraint::cfg::ByteSet> next;       // per trie depth, during a mask walk
+  constraint::cfg::EarleyWalker walker;
 
   constraint::cfg::Earley& parser(const Grammar::Impl& g) {
     if (!earley) earley = std::make_unique<constraint::cfg::Earley>(*g.cfg, g.max_parse_items);
@@ -187,36 +188,7 @@ void GrammarConstraint::step_mask(std::span<uint32_t> mask) {
     if (g.dfa) {
       ix.trie.allow(*g.dfa, state_->history.back().q, mask.first(words));
     } else {
-      // One Earley set per trie depth: truncating the chart to the node's
-      // parent depth pops the sets of the subtree just left.
-      auto& chart = state_->chart;
-      auto& earley = state_->parser(g);
-      auto& next = state_->next;
-      const auto nodes = ix.trie.nodes();
-      const auto tokens = ix.trie.tokens();
-      const size_t base = chart.sets();
-      next.resize(ix.trie.max_depth() + 1);
-      next[0] = earley.next_bytes(chart);
-      try {
-        for (size_t i = 1; i < nodes.size();) {
-          const auto& n = nodes[i];
-          chart.truncate(base + n.depth - 1);
-          if (!next[n.depth - 1u].has(n.byte) || !earley.step(chart, n.byte)) {
-            i = n.end;
-            continue;
-          }
-          next[n.depth] = earley.next_bytes(chart);
-          for (uint32_t k = 0; k < n.token_count; ++k) {
-            const uint32_t id = tokens[n.first_token + k];
-            mask[id >> 5] |= 1u << (id & 31);
-          }
-          ++i;
-        }
-      } catch (...) {
-        chart.truncate(base);
-        throw;
-      }
-      chart.truncate(base);
+      state_->walker.allow(ix.trie, state_->parser(g), state_->chart, mask.first(words));
     }
   }
   if (finished_ || is_complete()) {
