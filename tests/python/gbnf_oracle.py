@@ -201,8 +201,15 @@ class _Parser:
 # --- AST -> lark ---------------------------------------------------------------
 
 
+def _cls_char(c: int) -> str:
+    # lark turns \U escapes into the characters before Python's re sees
+    # them, so the class's own metacharacters need a backslash instead.
+    ch = chr(c)
+    return "\\" + ch if ch in "\\]^-[/" else f"\\U{c:08x}"
+
+
 def _cls_regex(neg: bool, ranges: list[tuple[int, int]]) -> str:
-    body = "".join(f"\\U{lo:08x}" + (f"-\\U{hi:08x}" if hi != lo else "") for lo, hi in ranges)
+    body = "".join(_cls_char(lo) + (f"-{_cls_char(hi)}" if hi != lo else "") for lo, hi in ranges)
     return f"/[{'^' if neg else ''}{body}]/s"
 
 
@@ -361,7 +368,7 @@ def generate(cli: str, tokenizer: str, grammar_flags: list[str], count: int, see
              max_tokens: int = 48, close: str = "") -> list[dict]:
     flags = [*grammar_flags, "--count", str(count), "--seed", str(seed), "--max-tokens", str(max_tokens)]
     if close:
-        flags += ["--close-bytes", close, "--close-p", "0.5"]
+        flags += ["--close-bytes", close, "--close-p", "0.6"]
     return [x for x in engine_lines(cli, tokenizer, flags) if "i" in x]
 
 
