@@ -38,7 +38,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 TOKENIZERS = pathlib.Path(os.environ.get("NEXTOK_TOKENIZERS", ROOT / "build" / "dev" / "tokenizers"))
 FIXTURES = pathlib.Path(os.environ.get("NEXTOK_GRAMMAR_FIXTURES", ROOT / "build" / "dev" / "fixtures"))
 SDIST = "llama_cpp_python-0.3.36.tar.gz"
-COUNT = int(os.environ.get("NEXTOK_GRAMMAR_ORACLE_COUNT", "30"))
+COUNT = int(os.environ.get("NEXTOK_GRAMMAR_ORACLE_COUNT", "20"))
 GRAMMARS = ["arithmetic", "c", "chess", "english", "japanese", "json", "json_arr", "list"]
 # Bytes that end what a grammar opens: walks prefer their tokens now and then,
 # so that more of them end (with EOS) within the token limit.
@@ -122,10 +122,10 @@ REGEXES = [
     r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?",
     r"[A-Z][a-z]+( [A-Z][a-z]+){0,3}",
     r"(true|false|null)",
-    r"\w+@\w+\.(com|org|net)",
+    r"\w{1,8}@[a-z]{1,8}\.(com|org|net)",
     r"[^\n\r]{1,20}",
     r"(ab|cd|ef){2,5}x?",
-    r"\([0-9]+(, [0-9]+)*\)",
+    r"\([0-9]{1,3}(, [0-9]{1,3}){0,4}\)",
     r"(é|ü|中){2,4}",
 ]
 
@@ -138,8 +138,7 @@ def test_regex_generations_fullmatch_python_re(cli, pattern):
     rx = re.compile(pattern, re.ASCII)
     bad = [g["text"] for g in gens if g["complete"] and not rx.fullmatch(g["text"])]
     assert not bad, bad[:3]
-    # \w+ and [0-9]+ take most tokens: at the smallest slices no walk may end.
-    assert COUNT < 30 or any(g["complete"] for g in gens)
+    assert any(g["complete"] for g in gens)
 
 
 @pytest.mark.parametrize("vocab", ["llama3.1", "qwen3"])
@@ -149,15 +148,16 @@ def test_regex_samples_are_accepted(cli, pattern, vocab):
     from hypothesis import strategies as st
 
     texts: list[str] = []
+    flags = re.ASCII if pattern.isascii() else 0  # hypothesis refuses non-ASCII literals under re.ASCII
 
     @settings(max_examples=COUNT, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck), deadline=None)
-    @given(st.from_regex(re.compile(pattern, re.ASCII), fullmatch=True))
+    @given(st.from_regex(re.compile(pattern, flags), fullmatch=True))
     def draw(s):
         texts.append(s)
 
     draw()
-    texts = [t for t in texts if re.fullmatch(pattern, t, re.ASCII)]
+    texts = [t for t in texts if re.fullmatch(pattern, t, flags)]
     walks = walk(cli, tokenizer(vocab), ["--regex", pattern], texts)
     refused = [texts[w["i"]] for w in walks if not w["accepted"]]
     assert not refused, refused[:3]
