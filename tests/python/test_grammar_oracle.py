@@ -38,7 +38,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 TOKENIZERS = pathlib.Path(os.environ.get("NEXTOK_TOKENIZERS", ROOT / "build" / "dev" / "tokenizers"))
 FIXTURES = pathlib.Path(os.environ.get("NEXTOK_GRAMMAR_FIXTURES", ROOT / "build" / "dev" / "fixtures"))
 SDIST = "llama_cpp_python-0.3.36.tar.gz"
-COUNT = int(os.environ.get("NEXTOK_GRAMMAR_ORACLE_COUNT", "20"))
+COUNT = int(os.environ.get("NEXTOK_GRAMMAR_ORACLE_COUNT", "12"))
 GRAMMARS = ["arithmetic", "c", "chess", "english", "japanese", "json", "json_arr", "list"]
 # Bytes that end what a grammar opens: walks prefer their tokens now and then,
 # so that more of them end (with EOS) within the token limit.
