@@ -60,6 +60,7 @@ void GenerateArgs::add_to(CLI::App& cmd) {
   sampling.add_to(cmd);
   cmd.add_flag("--json-object", json_object, "Constrain the answer to a JSON object");
   cmd.add_option("--json-schema", json_schema, "Constrain the answer to a JSON Schema (file)");
+  grammar.add_to(cmd);
   cmd.add_option("--logprobs", logprobs, "Top-K logprobs per token (<= 20)");
   cmd.add_option("--max-tokens", max_tokens, "Most tokens to generate");
   cmd.add_option("--stop", stop, "Stop string (repeatable)");
@@ -131,6 +132,16 @@ GenerateSession::GenerateSession(GenerateArgs& a) : a_(a) {
   opt_.think = think_options_for(tok.vocab(), rendered, a.thinking_budget);
 
   // Constraint.
+  if (a.grammar.given() && (a.json_object || !a.json_schema.empty())) {
+    throw Error(ErrorCode::kInvalidArgument, "grammar",
+                "a grammar (--regex, --grammar, --choice) or JSON (--json-object, --json-schema), "
+                "not both");
+  }
+  if (a.grammar.given()) {
+    cfg_grammar_ = a.grammar.compile(TokenIndex::build(tok.shared_vocab()));
+    constraint_ = std::make_unique<GrammarConstraint>(cfg_grammar_);
+    opt_.constraint = constraint_.get();
+  }
   if (a.json_object || !a.json_schema.empty()) {
     if (a.json_object && !a.json_schema.empty()) {
       throw Error(ErrorCode::kInvalidArgument, "json-schema",

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "grammar_flags.hpp"
 #include "nextok/generate.hpp"
 #include "nextok/json_schema.hpp"
 #include "nextok/llama.hpp"
@@ -26,6 +27,7 @@ struct GenerateArgs {
   SamplingFlags sampling;
   bool json_object = false;
   std::string json_schema;  // a file
+  GrammarFlags grammar;     // --regex / --grammar / --choice
   std::uint32_t logprobs = 0;
   std::uint32_t max_tokens = 256;
   std::vector<std::string> stop;
@@ -62,7 +64,8 @@ class GenerateSession {
   std::unique_ptr<LlamaModel> model_;
   std::vector<std::int32_t> prompt_;
   std::shared_ptr<const JsonGrammar> grammar_;
-  std::unique_ptr<JsonConstraint> constraint_;
+  std::shared_ptr<const Grammar> cfg_grammar_;
+  std::unique_ptr<ConstraintEngine> constraint_;
   std::unique_ptr<Drafter> drafter_;
   GenerateOptions opt_;
   double load_seconds_ = 0.0;

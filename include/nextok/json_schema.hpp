@@ -27,11 +27,16 @@ struct ConstraintLimits {
   size_t max_grammar_nodes = 50000;
   size_t max_dfa_states = 200000;  // all pattern/format/enum DFAs together
   size_t max_enum_values = 100000;
-  size_t max_schema_depth = 128;   // nested subschemas (real schemas stay under ~30)
+  size_t max_schema_depth =
+      128;  // nested subschemas (real schemas stay under ~30); grammars: parentheses
   uint32_t max_compile_ms = 2000;  // wall clock for JsonGrammar::from_schema; 0 = none
   // Set (from any thread) to stop a compile in progress: it fails at its next
   // budget check with kInvalidArgument, param "cancelled". Null: never.
   const std::atomic<bool>* cancel = nullptr;
+  // Items in one Earley set of a grammar (nextok/grammar.hpp): a bound on
+  // the work of one byte, so that a pathological grammar fails clearly
+  // instead of stalling a decode step.
+  size_t max_parse_items = 20000;
 };
 
 struct JsonConstraintOptions {

@@ -7,7 +7,10 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string_view>
+#include <variant>
 
+#include "nextok/grammar.hpp"
 #include "nextok/json_schema.hpp"
 #include "nextok/vocab.hpp"
 
@@ -29,17 +32,50 @@ struct TokenizerInfo {
   mutable std::shared_ptr<const TokenIndex> index_;
 };
 
-// One compiled grammar; immutable, so any number of threads share it.
+// One compiled grammar; immutable, so any number of threads share it. A
+// JSON schema (grammar) or a GBNF / regex / choice grammar (cfg).
 struct Grammar {
   std::shared_ptr<const JsonGrammar> grammar;
   std::shared_ptr<const TokenizerInfo> info;
+  std::shared_ptr<const ::nextok::Grammar> cfg;
+};
+
+// The matcher state of either kind of grammar behind one set of calls.
+class AnyConstraint {
+ public:
+  explicit AnyConstraint(const Grammar& g)
+      : v_(g.cfg ? Variant(std::in_place_type<GrammarConstraint>, g.cfg)
+                 : Variant(std::in_place_type<JsonConstraint>, g.grammar)) {}
+  ConstraintEngine& engine() {
+    return std::visit([](auto& c) -> ConstraintEngine& { return c; }, v_);
+  }
+  const ConstraintEngine& engine() const {
+    return std::visit([](const auto& c) -> const ConstraintEngine& { return c; }, v_);
+  }
+  void step_mask(std::span<uint32_t> mask) { engine().step_mask(mask); }
+  void advance(uint32_t token) { engine().advance(token); }
+  void rollback(std::size_t n) { engine().rollback(n); }
+  void reset() { engine().reset(); }
+  bool finished() const { return engine().finished(); }
+  bool is_complete() const { return engine().is_complete(); }
+  bool can_continue() const { return engine().can_continue(); }
+  std::size_t steps() const {
+    return std::visit([](const auto& c) { return c.steps(); }, v_);
+  }
+  bool accepts_bytes(std::string_view b) const {
+    return std::visit([&](const auto& c) { return c.accepts_bytes(b); }, v_);
+  }
+
+ private:
+  using Variant = std::variant<JsonConstraint, GrammarConstraint>;
+  Variant v_;
 };
 
 // One sequence's position in a grammar. One thread at a time.
 struct Matcher {
-  explicit Matcher(const Grammar& g) : constraint(g.grammar), info(g.info) {}
+  explicit Matcher(const Grammar& g) : constraint(g), info(g.info) {}
   Matcher(const Matcher& other) = default;
-  JsonConstraint constraint;
+  AnyConstraint constraint;
   std::shared_ptr<const TokenizerInfo> info;
   std::size_t words() const noexcept { return (info->vocab_size + 31) / 32; }
 };

@@ -1,4 +1,5 @@
-// nextok.Grammar (a compiled JSON schema) and nextok.Matcher (one
+// nextok.Grammar (a compiled JSON schema, GBNF grammar, regex or choice)
+// and nextok.Matcher (one
 // sequence's state in it: accept, validate, rollback, bitmask fill).
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -39,8 +40,8 @@ std::string schema_text(nb::handle schema) {
 std::uint32_t token_id(const Matcher& m, std::int64_t token) {
   if (token < 0 || static_cast<std::size_t>(token) >= m.info->vocab_size) {
     throw Error(ErrorCode::kInvalidArgument, "token",
-                "token " + std::to_string(token) + " is outside [0, vocab_size=" +
-                    std::to_string(m.info->vocab_size) + ")");
+                "token " + std::to_string(token) +
+                    " is outside [0, vocab_size=" + std::to_string(m.info->vocab_size) + ")");
   }
   return static_cast<std::uint32_t>(token);
 }
@@ -104,7 +105,8 @@ std::vector<std::uint32_t> allowed_ids(Matcher& m) {
 
 void bind_matcher(nb::module_& m) {
   nb::class_<Grammar>(m, "Grammar",
-                      "A compiled JSON grammar for one vocabulary. Immutable: compile once and "
+                      "A compiled grammar (JSON schema, GBNF, regex or choice) for one vocabulary. "
+                      "Immutable: compile once and "
                       "share it across matchers and threads.")
       .def_static(
           "json_schema",
@@ -115,7 +117,7 @@ void bind_matcher(nb::module_& m) {
             const auto opt = options(strict, max_whitespace, max_compile_ms);
             auto index = info->index();
             nb::gil_scoped_release release;
-            return Grammar{JsonGrammar::from_schema(std::move(index), text, opt), info};
+            return Grammar{JsonGrammar::from_schema(std::move(index), text, opt), info, nullptr};
           },
           nb::arg("schema"), nb::arg("tokenizer_info"), nb::kw_only(), nb::arg("strict") = true,
           nb::arg("max_whitespace") = 20, nb::arg("max_compile_ms") = 2000,
@@ -128,12 +130,47 @@ void bind_matcher(nb::module_& m) {
           [](std::shared_ptr<const TokenizerInfo> info, std::uint32_t max_whitespace) {
             if (!info) throw nb::type_error("tokenizer_info must be a TokenizerInfo");
             const auto opt = options(true, max_whitespace, 2000);
-            return Grammar{JsonGrammar::any_object(info->index(), opt), info};
+            return Grammar{JsonGrammar::any_object(info->index(), opt), info, nullptr};
           },
           nb::arg("tokenizer_info"), nb::kw_only(), nb::arg("max_whitespace") = 20,
           "Any JSON object (response_format json_object).")
+      .def_static(
+          "regex",
+          [](const std::string& pattern, std::shared_ptr<const TokenizerInfo> info) {
+            if (!info) throw nb::type_error("tokenizer_info must be a TokenizerInfo");
+            auto index = info->index();
+            nb::gil_scoped_release release;
+            return Grammar{nullptr, info, ::nextok::Grammar::regex(std::move(index), pattern)};
+          },
+          nb::arg("pattern"), nb::arg("tokenizer_info"),
+          "The output full-matches an ECMA-262 regex (no lookaround or backreferences). "
+          "Raises NextokError (param \"pattern\") on syntax errors and unsupported "
+          "constructs.")
+      .def_static(
+          "choice",
+          [](const std::vector<std::string>& strings, std::shared_ptr<const TokenizerInfo> info) {
+            if (!info) throw nb::type_error("tokenizer_info must be a TokenizerInfo");
+            auto index = info->index();
+            nb::gil_scoped_release release;
+            return Grammar{nullptr, info, ::nextok::Grammar::choice(std::move(index), strings)};
+          },
+          nb::arg("strings"), nb::arg("tokenizer_info"), "The output is exactly one of strings.")
+      .def_static(
+          "gbnf",
+          [](const std::string& text, std::shared_ptr<const TokenizerInfo> info) {
+            if (!info) throw nb::type_error("tokenizer_info must be a TokenizerInfo");
+            auto index = info->index();
+            nb::gil_scoped_release release;
+            return Grammar{nullptr, info, ::nextok::Grammar::gbnf(std::move(index), text)};
+          },
+          nb::arg("text"), nb::arg("tokenizer_info"),
+          "A GBNF grammar (llama.cpp's format; `root` is the start). Raises NextokError "
+          "(param \"grammar\", message \"line:column: ...\") on errors.")
       .def_prop_ro(
-          "warnings", [](const Grammar& g) { return g.grammar->warnings(); },
+          "warnings",
+          [](const Grammar& g) {
+            return g.grammar ? g.grammar->warnings() : std::vector<std::string>{};
+          },
           "Keywords ignored in lenient mode, by JSON pointer.")
       .def_prop_ro(
           "tokenizer_info", [](const Grammar& g) { return g.info; }, "The vocabulary.")

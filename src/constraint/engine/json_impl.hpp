@@ -1,6 +1,5 @@
-// The insides of TokenIndex and JsonGrammar, for the engines in this
-// directory that run the JSON machine as one part of a larger output
-// (structural tags).
+// The insides of JsonGrammar, for the engines in this directory that run the
+// JSON machine as one part of a larger output (structural tags).
 #pragma once
 
 #include <memory>
@@ -9,37 +8,10 @@
 
 #include "constraint/engine/leaf_cache.hpp"
 #include "constraint/engine/machine.hpp"
-#include "constraint/schema/standard_dfas.hpp"
-#include "constraint/trie/token_trie.hpp"
+#include "constraint/engine/token_index_impl.hpp"
 #include "nextok/json_schema.hpp"
 
 namespace nextok {
-
-struct TokenIndex::Impl {
-  std::shared_ptr<const Vocabulary> vocab;
-  constraint::TokenTrie trie;
-  mutable constraint::LeafCache standard_cache{1 << 16};
-  const constraint::Dfa* standard_dfas[constraint::StandardDfas::kCount];
-
-  explicit Impl(std::shared_ptr<const Vocabulary> v) : vocab(std::move(v)), trie(*vocab) {
-    const auto& sd = constraint::StandardDfas::get();
-    const constraint::Dfa* all[] = {sd.string.get(),         sd.number.get(), sd.integer.get(),
-                                    sd.true_.get(),          sd.false_.get(), sd.null_.get(),
-                                    sd.integer_strict.get(), sd.key.get()};
-    std::copy(std::begin(all), std::end(all), standard_dfas);
-    warm_string_entries(*sd.string);
-    warm_string_entries(*sd.key);
-  }
-
-  // Inside a string nearly every token stays inside, so a first-time entry
-  // walks the whole trie (milliseconds at 128k tokens). Every schema reaches
-  // the standard string and key states, so their entries are made here,
-  // once per vocabulary, instead of inside some request's first mask.
-  void warm_string_entries(const constraint::Dfa& d) {
-    for (size_t q = 0; q < d.states(); ++q)
-      (void)standard_cache.get(trie, {&d, static_cast<int32_t>(q), 0, false});
-  }
-};
 
 struct JsonGrammar::Impl {
   std::shared_ptr<const TokenIndex> index;

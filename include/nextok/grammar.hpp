@@ -1,0 +1,91 @@
+// Constrained output beyond JSON Schema: a GBNF grammar (llama.cpp's
+// format), a regular expression (ECMA-262, full match) or a choice among
+// strings. Same lifetimes as the JSON objects (nextok/json_schema.hpp):
+//   Grammar            per grammar text: compiled once, immutable, shared
+//                      by requests and threads.
+//   GrammarConstraint  per request: the matcher state, cheap to clone.
+// Masks are exact: a token is allowed iff the output can still be completed
+// to a sentence of the grammar, EOS iff it is one. docs/constraint-engine.md
+// ("Grammars") says what each front-end accepts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "nextok/constraint.hpp"
+#include "nextok/json_schema.hpp"
+
+namespace nextok {
+
+class Grammar {
+ public:
+  enum class Kind { kGbnf, kRegex, kChoice };
+
+  // Throws Error{kInvalidArgument, "grammar"} with "line:column: ..." on
+  // syntax errors, undefined rules, a missing `root`, an empty language or
+  // a grammar past `limits`; Error{kUnsupported, "grammar"} on llama.cpp
+  // token references (<...>).
+  static std::shared_ptr<const Grammar> gbnf(std::shared_ptr<const TokenIndex> index,
+                                             std::string_view text,
+                                             const ConstraintLimits& limits = {});
+  // The whole output matches `pattern` (ECMA-262 without flags, lookaround
+  // or backreferences). Throws Error{kInvalidArgument, "pattern"} on syntax
+  // errors or a DFA past limits.max_dfa_states, Error{kUnsupported,
+  // "pattern"} on what a DFA cannot express.
+  static std::shared_ptr<const Grammar> regex(std::shared_ptr<const TokenIndex> index,
+                                              std::string_view pattern,
+                                              const ConstraintLimits& limits = {});
+  // The output is exactly one of `strings` (Error{kInvalidArgument,
+  // "choice"} when there are none).
+  static std::shared_ptr<const Grammar> choice(std::shared_ptr<const TokenIndex> index,
+                                               std::span<const std::string> strings,
+                                               const ConstraintLimits& limits = {});
+  ~Grammar();
+  Kind kind() const noexcept;
+  const TokenIndex& index() const noexcept;
+
+  struct Impl;
+  const Impl& impl() const noexcept { return *impl_; }
+
+ private:
+  Grammar() = default;
+  std::unique_ptr<Impl> impl_;
+};
+
+class GrammarConstraint final : public ConstraintEngine {
+ public:
+  explicit GrammarConstraint(std::shared_ptr<const Grammar> grammar);
+  ~GrammarConstraint() override;
+  GrammarConstraint(const GrammarConstraint& other);
+  GrammarConstraint& operator=(const GrammarConstraint&) = delete;
+
+  bool wants_mask() const noexcept override { return !think_open_; }
+  void set_think_open(bool open) noexcept override { think_open_ = open; }
+  // Throws Error{kInvalidArgument, "grammar"} when one byte's parse state
+  // outgrows ConstraintLimits::max_parse_items.
+  void step_mask(std::span<uint32_t> mask) override;
+  void advance(uint32_t token) override;
+  bool is_complete() const noexcept override;
+  bool can_continue() const override;
+  bool finished() const noexcept override { return finished_; }
+  void rollback(size_t n) override;
+  void reset() override;
+  std::unique_ptr<ConstraintEngine> clone() const override;
+
+  // Whether these bytes could be read next / read next complete a sentence.
+  bool accepts_bytes(std::string_view bytes) const;
+  bool completes_with(std::string_view bytes) const;
+  size_t steps() const noexcept;
+
+ private:
+  struct State;
+  std::shared_ptr<const Grammar> grammar_;
+  std::unique_ptr<State> state_;
+  bool finished_ = false;
+  bool think_open_ = false;
+};
+
+}  // namespace nextok

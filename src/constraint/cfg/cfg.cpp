@@ -1,0 +1,81 @@
+#include "constraint/cfg/cfg.hpp"
+
+#include <algorithm>
+
+#include "nextok/error.hpp"
+
+namespace nextok::constraint::cfg {
+
+Symbol Cfg::terminal(const ByteSet& s) {
+  // Grammars have few distinct terminals; the scan is never the bottleneck
+  // next to the UTF-8 expansion that produced them.
+  for (size_t t = terminals.size(); t-- > 0;) {
+    if (terminals[t] == s) return terminal_symbol(static_cast<uint32_t>(t));
+  }
+  terminals.push_back(s);
+  return terminal_symbol(static_cast<uint32_t>(terminals.size() - 1));
+}
+
+size_t Cfg::size() const noexcept {
+  size_t n = 0;
+  for (const auto& alts : rules) {
+    for (const auto& seq : alts) n += seq.size() + 1;
+  }
+  return n;
+}
+
+void prune(Cfg& g) {
+  const size_t n = g.rules.size();
+  // Productive: some alternative made of terminals with bytes and
+  // productive nonterminals (a fixpoint; each round settles at least one).
+  std::vector<uint8_t> productive(n, 0);
+  auto ok = [&](Symbol s) {
+    return is_terminal(s) ? !g.terminals[terminal_id(s)].empty()
+                          : productive[static_cast<size_t>(s)] != 0;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t a = 0; a < n; ++a) {
+      if (productive[a]) continue;
+      for (const auto& seq : g.rules[a]) {
+        if (std::all_of(seq.begin(), seq.end(), ok)) {
+          productive[a] = 1;
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+  if (!productive[g.root]) {
+    throw Error(
+        ErrorCode::kInvalidArgument, "grammar",
+        "the grammar's language is empty: rule '" + g.names[g.root] + "' derives no string");
+  }
+  for (auto& alts : g.rules) {
+    std::erase_if(alts, [&](const std::vector<Symbol>& seq) {
+      return !std::all_of(seq.begin(), seq.end(), ok);
+    });
+  }
+  // Unreachable rules cost nothing at run time; clear them so that the
+  // matcher's tables only hold what a parse can use.
+  std::vector<uint8_t> reached(n, 0);
+  std::vector<uint32_t> todo = {g.root};
+  reached[g.root] = 1;
+  while (!todo.empty()) {
+    const uint32_t a = todo.back();
+    todo.pop_back();
+    for (const auto& seq : g.rules[a]) {
+      for (Symbol s : seq) {
+        if (!is_terminal(s) && !reached[static_cast<size_t>(s)]) {
+          reached[static_cast<size_t>(s)] = 1;
+          todo.push_back(static_cast<uint32_t>(s));
+        }
+      }
+    }
+  }
+  for (size_t a = 0; a < n; ++a) {
+    if (!reached[a]) g.rules[a].clear();
+  }
+}
+
+}  // namespace nextok::constraint::cfg

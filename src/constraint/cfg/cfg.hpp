@@ -1,0 +1,64 @@
+// The context-free grammar IR every grammar front-end (GBNF, regex, choice)
+// compiles to: nonterminals with alternatives, each a sequence of symbols.
+// Terminals are byte sets, so the matcher reads the same alphabet as the
+// token trie; code-point classes are spelled as UTF-8 byte sequences.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nextok::constraint::cfg {
+
+// 256 bits, bit b set = byte b is in the set.
+struct ByteSet {
+  std::array<uint64_t, 4> w{};
+  bool has(uint8_t b) const noexcept { return (w[b >> 6] >> (b & 63)) & 1u; }
+  void add(uint8_t b) noexcept { w[b >> 6] |= uint64_t{1} << (b & 63); }
+  void add_range(uint8_t lo, uint8_t hi) noexcept {
+    for (unsigned b = lo; b <= hi; ++b) add(static_cast<uint8_t>(b));
+  }
+  bool empty() const noexcept { return (w[0] | w[1] | w[2] | w[3]) == 0; }
+  bool operator==(const ByteSet&) const = default;
+};
+
+// A symbol: >= 0 is a nonterminal id, < 0 the terminal ~symbol.
+using Symbol = int32_t;
+inline Symbol terminal_symbol(uint32_t t) {
+  return ~static_cast<int32_t>(t);
+}
+inline bool is_terminal(Symbol s) {
+  return s < 0;
+}
+inline uint32_t terminal_id(Symbol s) {
+  return static_cast<uint32_t>(~s);
+}
+
+struct Cfg {
+  std::vector<ByteSet> terminals;
+  std::vector<std::string> names;                       // per nonterminal
+  std::vector<std::vector<std::vector<Symbol>>> rules;  // per nonterminal: alternatives
+  uint32_t root = 0;
+
+  uint32_t add_nonterminal(std::string name) {
+    names.push_back(std::move(name));
+    rules.emplace_back();
+    return static_cast<uint32_t>(names.size() - 1);
+  }
+  // The same set twice gives the same terminal.
+  Symbol terminal(const ByteSet& s);
+  Symbol byte(uint8_t b) {
+    ByteSet s;
+    s.add(b);
+    return terminal(s);
+  }
+  size_t size() const noexcept;  // symbols in all alternatives
+};
+
+// Removes what cannot derive a byte string (non-productive nonterminals,
+// empty terminals) and what the root cannot reach. Throws
+// Error{kInvalidArgument, "grammar"} when the root itself derives nothing.
+void prune(Cfg& g);
+
+}  // namespace nextok::constraint::cfg

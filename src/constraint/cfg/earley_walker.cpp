@@ -1,0 +1,117 @@
+#include "constraint/cfg/earley_walker.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace nextok::constraint::cfg {
+
+// The set at `depth` (chart index base_ + depth) by content: its items with
+// origins inside the walk as distances, and the names of the walk's sets
+// those distances point to.
+int32_t EarleyWalker::name_set(size_t depth) {
+  const Chart& c = *chart_;
+  const size_t ci = base_ + depth;
+  items_.clear();
+  uint32_t far = 0;  // the largest distance any origin has
+  for (const Item& it : c.set(ci)) {
+    // A completed item has done its work (close() ran its completions) and
+    // no later step reads it: leaving it out lets repeated sets meet.
+    if (syms_[it.pos] == EarleyTables::kEnd) continue;
+    uint64_t origin = it.origin;
+    if (it.origin >= base_) {
+      const uint32_t rel = static_cast<uint32_t>(ci - it.origin);
+      far = std::max(far, rel);
+      origin = (uint64_t{1} << 31) | rel;
+    }
+    items_.push_back((uint64_t{it.pos} << 32) | origin);
+  }
+  std::sort(items_.begin(), items_.end());
+  key_.assign(reinterpret_cast<const char*>(items_.data()), items_.size() * sizeof(uint64_t));
+  for (uint32_t r = 1; r <= far; ++r) {
+    const int32_t ref = ids_[depth - r];
+    if (ref < 0) return kNoName;  // points to a nameless set
+    key_.append(reinterpret_cast<const char*>(&ref), sizeof ref);
+  }
+  key_.push_back(static_cast<char>(c.accepting[ci]));
+  if (auto it = names_.find(key_); it != names_.end()) return it->second;
+  if (names_.size() >= max_states_) return kNoName;
+  const auto id = static_cast<int32_t>(names_.size());
+  names_.emplace(key_, id);
+  table_.resize(table_.size() + 256, kUnknown);
+  next_.push_back({});
+  return id;
+}
+
+// Makes the chart hold the current path's sets down to `depth`.
+bool EarleyWalker::materialize(Earley& earley, Chart& chart, size_t depth) {
+  for (size_t d = chart.sets() - base_; d <= depth; ++d) {
+    if (!earley.step(chart, path_[d])) return false;
+  }
+  return true;
+}
+
+void EarleyWalker::allow(const TokenTrie& trie, Earley& earley, Chart& chart,
+                         std::span<uint32_t> mask) {
+  const auto nodes = trie.nodes();
+  const auto tokens = trie.tokens();
+  chart_ = &chart;
+  syms_ = earley.tables().syms.data();
+  base_ = chart.sets() - 1;
+  const size_t depth_max = trie.max_depth() + 1;
+  ids_.assign(depth_max, kNoName);
+  path_.assign(depth_max, 0);
+  depth_next_.assign(depth_max, {});
+  names_.clear();
+  table_.clear();
+  next_.clear();
+  ids_[0] = name_set(0);
+  const ByteSet root_next = earley.next_bytes(chart);
+  if (ids_[0] >= 0) next_[static_cast<size_t>(ids_[0])] = root_next;
+  depth_next_[0] = root_next;
+  try {
+    for (size_t i = 1; i < nodes.size();) {
+      const auto& n = nodes[i];
+      const size_t d = n.depth;
+      // Deeper sets in the chart belong to a subtree already left.
+      if (chart.sets() > base_ + d) chart.truncate(base_ + d);
+      const int32_t parent = ids_[d - 1];
+      if (!depth_next_[d - 1].has(n.byte)) {
+        i = n.end;
+        continue;
+      }
+      int32_t child = parent >= 0 ? table_[static_cast<size_t>(parent) * 256 + n.byte] : kUnknown;
+      path_[d] = n.byte;
+      if (child == kUnknown || child == kNoName) {
+        if (!materialize(earley, chart, d - 1) || !earley.step(chart, n.byte)) {
+          child = kDead;
+        } else {
+          child = name_set(d);
+          const ByteSet nb = earley.next_bytes(chart);
+          if (child >= 0) next_[static_cast<size_t>(child)] = nb;
+          depth_next_[d] = nb;
+        }
+        if (parent >= 0 && child != kNoName) {
+          table_[static_cast<size_t>(parent) * 256 + n.byte] = child;
+        }
+      } else if (child >= 0) {
+        depth_next_[d] = next_[static_cast<size_t>(child)];
+      }
+      if (child == kDead) {
+        i = n.end;
+        continue;
+      }
+      ids_[d] = child;
+      for (uint32_t k = 0; k < n.token_count; ++k) {
+        const uint32_t id = tokens[n.first_token + k];
+        mask[id >> 5] |= 1u << (id & 31);
+      }
+      ++i;
+    }
+  } catch (...) {
+    chart.truncate(base_ + 1);
+    throw;
+  }
+  chart.truncate(base_ + 1);
+}
+
+}  // namespace nextok::constraint::cfg

@@ -1,0 +1,53 @@
+// The token-trie walk for the Earley recogniser. A plain walk runs one
+// Earley step per trie node, which is slow where nearly every token fits
+// (free text, string contents). But the set reached after a byte depends
+// only on the set before it and on the sets its items' origins point to;
+// naming each set by that content (origins inside the walk relative to the
+// set, earlier ones absolute, plus the names of the walk's sets it points
+// to) makes equal states equal numbers, so a walk through free text turns
+// into table lookups, like a DFA's. Sets are materialized in the chart
+// only when a transition is not in the table yet. Exact: the table maps a
+// state to the state the Earley step would build.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "constraint/cfg/earley.hpp"
+#include "constraint/trie/token_trie.hpp"
+
+namespace nextok::constraint::cfg {
+
+class EarleyWalker {
+ public:
+  // `max_states`: named states per mask; past it the walk goes on without
+  // the table (slower, same result).
+  explicit EarleyWalker(size_t max_states = 4096) : max_states_(max_states) {}
+
+  // ORs into mask every token whose bytes the chart's last set can read
+  // (EOS excluded). The chart is left as it was.
+  void allow(const TokenTrie& trie, Earley& earley, Chart& chart, std::span<uint32_t> mask);
+
+ private:
+  static constexpr int32_t kUnknown = -2, kDead = -1, kNoName = -3;
+
+  int32_t name_set(size_t depth);
+  bool materialize(Earley& earley, Chart& chart, size_t depth);
+
+  size_t max_states_;
+  size_t base_ = 0;  // chart index of depth 0
+  Chart* chart_ = nullptr;
+  const Symbol* syms_ = nullptr;
+  std::vector<int32_t> ids_;    // per depth on the current path
+  std::vector<uint8_t> path_;   // byte into each depth
+  std::vector<int32_t> table_;  // states × 256
+  std::vector<ByteSet> next_;   // per state: the bytes it can read
+  std::unordered_map<std::string, int32_t> names_;
+  std::string key_;
+  std::vector<uint64_t> items_;
+  std::vector<ByteSet> depth_next_;
+};
+
+}  // namespace nextok::constraint::cfg

@@ -1,0 +1,22 @@
+// GBNF, llama.cpp's grammar format, parsed the way llama.cpp parses it
+// (docs/constraint-engine.md, "Grammars"), into the grammar IR.
+#pragma once
+
+#include <string_view>
+
+#include "constraint/cfg/cfg.hpp"
+#include "nextok/json_schema.hpp"
+
+namespace nextok::constraint::cfg {
+
+// Throws Error{kInvalidArgument, "grammar"} with "line:column: what" for a
+// syntax error, an undefined rule or a missing `root`, and when the grammar
+// outgrows `limits` (max_grammar_nodes, max_compile_ms, cancel).
+Cfg parse_gbnf(std::string_view text, const ConstraintLimits& limits);
+
+// Appends to `g` a nonterminal deriving exactly the UTF-8 encodings of the
+// code points in `set` (sorted disjoint inclusive ranges).
+uint32_t add_code_point_class(Cfg& g, const std::vector<std::pair<uint32_t, uint32_t>>& set,
+                              std::string name);
+
+}  // namespace nextok::constraint::cfg

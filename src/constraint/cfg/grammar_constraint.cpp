@@ -1,0 +1,292 @@
+// Public grammar objects: Grammar (GBNF, regex, choice) and
+// GrammarConstraint. Regular front-ends (regex, choice) run on one byte
+// DFA, a table lookup per trie node; GBNF runs the Earley recogniser, one
+// item set per trie depth, with repeated sets named (earley_walker.hpp).
+#include <optional>
+
+#include "constraint/cfg/earley.hpp"
+#include "constraint/cfg/earley_walker.hpp"
+#include "constraint/cfg/gbnf.hpp"
+#include "constraint/engine/token_index_impl.hpp"
+#include "constraint/regex/dfa.hpp"
+#include "nextok/error.hpp"
+#include "nextok/grammar.hpp"
+#include "nextok/mask.hpp"
+
+namespace nextok {
+
+struct Grammar::Impl {
+  std::shared_ptr<const TokenIndex> index;
+  Kind kind = Kind::kGbnf;
+  std::optional<constraint::Dfa> dfa;                  // regex, choice
+  std::unique_ptr<constraint::cfg::EarleyTables> cfg;  // gbnf
+  size_t max_parse_items = 0;
+};
+
+namespace {
+
+std::shared_ptr<const TokenIndex> need_index(std::shared_ptr<const TokenIndex> index) {
+  if (!index) throw Error(ErrorCode::kInvalidArgument, "index", "a Grammar needs a TokenIndex");
+  return index;
+}
+
+}  // namespace
+
+std::shared_ptr<const Grammar> Grammar::gbnf(std::shared_ptr<const TokenIndex> index,
+                                             std::string_view text,
+                                             const ConstraintLimits& limits) {
+  auto impl = std::make_unique<Impl>();
+  impl->index = need_index(std::move(index));
+  constraint::cfg::Cfg g = constraint::cfg::parse_gbnf(text, limits);
+  constraint::cfg::prune(g);
+  impl->cfg = std::make_unique<constraint::cfg::EarleyTables>(g);
+  impl->max_parse_items = limits.max_parse_items;
+  std::shared_ptr<Grammar> out(new Grammar());
+  out->impl_ = std::move(impl);
+  return out;
+}
+
+std::shared_ptr<const Grammar> Grammar::regex(std::shared_ptr<const TokenIndex> index,
+                                              std::string_view pattern,
+                                              const ConstraintLimits& limits) {
+  auto impl = std::make_unique<Impl>();
+  impl->index = need_index(std::move(index));
+  impl->kind = Kind::kRegex;
+  if (pattern.size() > limits.max_schema_bytes) {
+    throw Error(ErrorCode::kInvalidArgument, "pattern", "the pattern is too long");
+  }
+  constraint::RegexOptions opt;
+  opt.full_match = true;
+  opt.max_states = limits.max_dfa_states;
+  impl->dfa = constraint::Dfa::compile(pattern, opt);
+  if (impl->dfa->empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "pattern", "the pattern matches no string");
+  }
+  std::shared_ptr<Grammar> out(new Grammar());
+  out->impl_ = std::move(impl);
+  return out;
+}
+
+std::shared_ptr<const Grammar> Grammar::choice(std::shared_ptr<const TokenIndex> index,
+                                               std::span<const std::string> strings,
+                                               const ConstraintLimits& limits) {
+  auto impl = std::make_unique<Impl>();
+  impl->index = need_index(std::move(index));
+  impl->kind = Kind::kChoice;
+  if (strings.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "choice", "a choice needs at least one string");
+  }
+  if (strings.size() > limits.max_enum_values) {
+    throw Error(ErrorCode::kInvalidArgument, "choice",
+                std::to_string(strings.size()) + " strings; the limit is " +
+                    std::to_string(limits.max_enum_values));
+  }
+  std::vector<constraint::RegexAlternative> alts;
+  for (const auto& s : strings) alts.push_back({s, true, false});
+  constraint::RegexOptions opt;
+  opt.full_match = true;
+  opt.max_states = limits.max_dfa_states;
+  impl->dfa = constraint::Dfa::compile_labeled(alts, opt);
+  std::shared_ptr<Grammar> out(new Grammar());
+  out->impl_ = std::move(impl);
+  return out;
+}
+
+Grammar::~Grammar() = default;
+Grammar::Kind Grammar::kind() const noexcept {
+  return impl_->kind;
+}
+const TokenIndex& Grammar::index() const noexcept {
+  return *impl_->index;
+}
+
+// --- GrammarConstraint --------------------------------------------------------
+
+struct GrammarConstraint::State {
+  struct Step {
+    int32_t q = 0;      // DFA state
+    uint32_t sets = 0;  // Earley: chart sets after this step
+    bool finished = false;
+  };
+  std::vector<Step> history;  // [0] = start
+  constraint::cfg::Chart chart;
+  std::unique_ptr<constraint::cfg::Earley> earley;  // its dedupe table; made on first use
+  constraint::cfg::EarleyWalker walker;
+
+  constraint::cfg::Earley& parser(const Grammar::Impl& g) {
+    if (!earley) earley = std::make_unique<constraint::cfg::Earley>(*g.cfg, g.max_parse_items);
+    return *earley;
+  }
+};
+
+GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar)
+    : grammar_(std::move(grammar)), state_(std::make_unique<State>()) {
+  if (!grammar_) {
+    throw Error(ErrorCode::kInvalidArgument, "grammar", "GrammarConstraint needs a grammar");
+  }
+  reset();
+}
+
+GrammarConstraint::GrammarConstraint(const GrammarConstraint& other)
+    : grammar_(other.grammar_),
+      state_(std::make_unique<State>()),
+      finished_(other.finished_),
+      think_open_(other.think_open_) {
+  state_->history = other.state_->history;
+  state_->chart = other.state_->chart;
+}
+
+GrammarConstraint::~GrammarConstraint() = default;
+
+std::unique_ptr<ConstraintEngine> GrammarConstraint::clone() const {
+  return std::make_unique<GrammarConstraint>(*this);
+}
+
+void GrammarConstraint::reset() {
+  const auto& g = grammar_->impl();
+  state_->history.assign(1, {});
+  if (g.dfa) {
+    state_->history[0].q = g.dfa->start();
+  } else {
+    state_->parser(g).start(state_->chart);
+    state_->history[0].sets = static_cast<uint32_t>(state_->chart.sets());
+  }
+  finished_ = false;
+}
+
+size_t GrammarConstraint::steps() const noexcept {
+  return state_->history.size() - 1;
+}
+
+bool GrammarConstraint::is_complete() const noexcept {
+  const auto& g = grammar_->impl();
+  if (g.dfa) return g.dfa->accepting(state_->history.back().q);
+  return state_->chart.accepting.back() != 0;
+}
+
+bool GrammarConstraint::can_continue() const {
+  if (finished_) return false;
+  const auto& g = grammar_->impl();
+  if (g.dfa) {
+    const int32_t q = state_->history.back().q;
+    return q >= 0 && !g.dfa->final(q);
+  }
+  return !state_->parser(g).next_bytes(state_->chart).empty();
+}
+
+void GrammarConstraint::step_mask(std::span<uint32_t> mask) {
+  const auto& g = grammar_->impl();
+  const auto& ix = g.index->impl();
+  const size_t words = bitmask_words(ix.vocab->size());
+  if (mask.size() < words) {
+    throw Error(ErrorCode::kMaskSizeMismatch, "mask",
+                "mask has " + std::to_string(mask.size()) + " words; the vocabulary needs " +
+                    std::to_string(words));
+  }
+  std::fill(mask.begin(), mask.end(), 0u);
+  if (!finished_) {
+    if (g.dfa) {
+      ix.trie.allow(*g.dfa, state_->history.back().q, mask.first(words));
+    } else {
+      state_->walker.allow(ix.trie, state_->parser(g), state_->chart, mask.first(words));
+    }
+  }
+  if (finished_ || is_complete()) {
+    for (uint32_t id : ix.vocab->eos_ids()) mask[id >> 5] |= 1u << (id & 31);
+  }
+}
+
+void GrammarConstraint::advance(uint32_t token) {
+  const auto& g = grammar_->impl();
+  const Vocabulary& vocab = *g.index->impl().vocab;
+  State::Step next = state_->history.back();
+  if (think_open_) {
+    // Reasoning is not constrained: the state stays, one step is recorded.
+  } else if (vocab.is_eos(token)) {
+    if (!finished_ && !is_complete()) {
+      throw Error(ErrorCode::kInvalidArgument, "token", "EOS before the grammar is complete");
+    }
+    next.finished = true;
+  } else {
+    if (finished_) throw Error(ErrorCode::kInvalidArgument, "token", "token after EOS");
+    const std::string_view bytes = token < vocab.size() ? vocab.bytes(token) : std::string_view{};
+    const auto refuse = [&]() {
+      return Error(ErrorCode::kInvalidArgument, "token",
+                   "token " + std::to_string(token) + " is not allowed by the grammar here");
+    };
+    if (token >= vocab.size() || vocab.is_special(token) || bytes.empty()) throw refuse();
+    if (g.dfa) {
+      int32_t q = next.q;
+      for (unsigned char b : bytes) q = g.dfa->next(q, b);
+      if (q < 0) throw refuse();
+      next.q = q;
+    } else {
+      auto& chart = state_->chart;
+      const size_t before = chart.sets();
+      for (unsigned char b : bytes) {
+        bool ok = false;
+        try {
+          ok = state_->parser(g).step(chart, b);
+        } catch (...) {
+          chart.truncate(before);
+          throw;
+        }
+        if (!ok) {
+          chart.truncate(before);
+          throw refuse();
+        }
+      }
+      next.sets = static_cast<uint32_t>(chart.sets());
+    }
+  }
+  state_->history.push_back(next);
+  finished_ = next.finished;
+}
+
+void GrammarConstraint::rollback(size_t n) {
+  if (n > steps()) {
+    throw Error(ErrorCode::kInvalidArgument, "n",
+                "cannot roll back " + std::to_string(n) + " steps; only " +
+                    std::to_string(steps()) + " taken");
+  }
+  state_->history.resize(state_->history.size() - n);
+  if (!grammar_->impl().dfa) state_->chart.truncate(state_->history.back().sets);
+  finished_ = state_->history.back().finished;
+}
+
+bool GrammarConstraint::accepts_bytes(std::string_view bytes) const {
+  const auto& g = grammar_->impl();
+  if (g.dfa) {
+    int32_t q = state_->history.back().q;
+    for (unsigned char b : bytes) q = g.dfa->next(q, b);
+    return q >= 0;
+  }
+  auto& chart = state_->chart;
+  const size_t before = chart.sets();
+  bool ok = true;
+  for (unsigned char b : bytes) {
+    if (!(ok = state_->parser(g).step(chart, b))) break;
+  }
+  chart.truncate(before);
+  return ok;
+}
+
+bool GrammarConstraint::completes_with(std::string_view bytes) const {
+  const auto& g = grammar_->impl();
+  if (g.dfa) {
+    int32_t q = state_->history.back().q;
+    for (unsigned char b : bytes) q = g.dfa->next(q, b);
+    return g.dfa->accepting(q);
+  }
+  auto& chart = state_->chart;
+  const size_t before = chart.sets();
+  bool ok = true;
+  for (unsigned char b : bytes) {
+    if (!(ok = state_->parser(g).step(chart, b))) break;
+  }
+  ok = ok && chart.accepting.back();
+  chart.truncate(before);
+  return ok;
+}
+
+}  // namespace nextok

@@ -1,0 +1,405 @@
+// The grammar engine (nextok/grammar.hpp) against brute force: on a small
+// vocabulary, every mask along random walks must equal "prefix + token is a
+// prefix of some sentence", asked of PCRE2's partial matching (an
+// independent engine; its recursion (?1) expresses the context-free
+// cases), and EOS must be allowed exactly on complete sentences. Plus the
+// GBNF parser's errors and positions, the limits, rollback and clone.
+#include <gtest/gtest.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <chrono>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nextok/error.hpp"
+#include "nextok/grammar.hpp"
+#include "nextok/mask.hpp"
+#include "nextok/vocab.hpp"
+
+namespace {
+
+using nextok::Error;
+using nextok::ErrorCode;
+using nextok::Grammar;
+using nextok::GrammarConstraint;
+
+constexpr uint32_t kEos = 0;
+
+// Single bytes of a small alphabet, every pair of them, and a few longer
+// tokens; id 0 is EOS.
+std::shared_ptr<const nextok::TokenIndex> small_index() {
+  static const auto index = [] {
+    const std::string alphabet = "abcx()+-=019 \n\"{}[],:.tn";
+    std::vector<std::string> toks = {"<eos>"};
+    for (char c : alphabet) toks.push_back(std::string(1, c));
+    for (char c : "abx()+01 \"") {
+      if (c == 0) continue;
+      for (char d : "abx()+01 \"") {
+        if (d != 0) toks.push_back(std::string{c, d});
+      }
+    }
+    for (const char* t : {"abc", "((", "))", "+1", "1+", "true", "null", "ab ab", "\xc3\xa9",
+                          "\xc3", "\xa9", "\xe2\x82\xac", "aaaa", "xxxx", "xy", "y"}) {
+      toks.push_back(t);
+    }
+    const uint32_t eos[] = {kEos};
+    return nextok::TokenIndex::build(nextok::Vocabulary::from_token_bytes(toks, eos, eos));
+  }();
+  return index;
+}
+
+// PCRE2 anchored at both ends, matching bytes (no UTF mode, so that a
+// prefix may end inside a character).
+class Pcre {
+ public:
+  explicit Pcre(const std::string& pattern) {
+    int err = 0;
+    PCRE2_SIZE off = 0;
+    // \z rather than PCRE2_ENDANCHORED, which partial matching refuses.
+    const std::string anchored = "(?:" + pattern + ")\\z";
+    code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(anchored.data()), anchored.size(),
+                          PCRE2_ANCHORED | PCRE2_NO_START_OPTIMIZE, &err, &off, nullptr);
+    EXPECT_NE(code_, nullptr) << pattern;
+    md_ = pcre2_match_data_create_from_pattern(code_, nullptr);
+  }
+  ~Pcre() {
+    pcre2_match_data_free(md_);
+    pcre2_code_free(code_);
+  }
+  bool full(const std::string& s) const {
+    const int rc = run(s, 0);
+    EXPECT_TRUE(rc >= 0 || rc == PCRE2_ERROR_NOMATCH) << rc;
+    return rc >= 0;
+  }
+  // s can be extended to a match (hard partial matching: a complete match
+  // with further text possible is reported as partial too).
+  bool prefix(const std::string& s) const {
+    const int rc = run(s, PCRE2_PARTIAL_HARD);
+    EXPECT_TRUE(rc >= 0 || rc == PCRE2_ERROR_PARTIAL || rc == PCRE2_ERROR_NOMATCH) << rc;
+    return rc >= 0 || rc == PCRE2_ERROR_PARTIAL;
+  }
+
+ private:
+  int run(const std::string& s, uint32_t flags) const {
+    return pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), 0, flags, md_,
+                       nullptr);
+  }
+  pcre2_code* code_ = nullptr;
+  pcre2_match_data* md_ = nullptr;
+};
+
+bool bit(const std::vector<uint32_t>& m, uint32_t id) {
+  return (m[id >> 5] >> (id & 31)) & 1u;
+}
+
+// Random walks; at each step the whole mask is compared with brute force.
+// Returns the number of masks checked.
+size_t check_walks(const std::shared_ptr<const Grammar>& g, const std::string& oracle_pattern,
+                   unsigned seed, int walks = 30, int max_steps = 14) {
+  const Pcre oracle(oracle_pattern);
+  const auto& vocab = g->index().vocab();
+  std::mt19937 rng(seed);
+  std::vector<uint32_t> mask(nextok::bitmask_words(vocab.size()));
+  size_t checked = 0;
+  for (int w = 0; w < walks; ++w) {
+    GrammarConstraint c(g);
+    std::string text;
+    for (int step = 0; step < max_steps; ++step) {
+      c.step_mask(mask);
+      std::vector<uint32_t> allowed;
+      for (uint32_t id = 1; id < vocab.size(); ++id) {
+        const bool want = oracle.prefix(text + std::string(vocab.bytes(id)));
+        EXPECT_EQ(bit(mask, id), want)
+            << oracle_pattern << " after '" << text << "' token '" << vocab.bytes(id) << "'";
+        if (want) allowed.push_back(id);
+      }
+      EXPECT_EQ(bit(mask, kEos), oracle.full(text))
+          << oracle_pattern << " EOS after '" << text << "'";
+      EXPECT_EQ(c.is_complete(), oracle.full(text));
+      ++checked;
+      if (allowed.empty()) break;
+      const uint32_t id = allowed[rng() % allowed.size()];
+      c.advance(id);
+      text += vocab.bytes(id);
+    }
+  }
+  return checked;
+}
+
+// Every UTF-8 encoding of a code point of two bytes or more (no surrogates).
+#define MB                                                                                         \
+  "[\\xc2-\\xdf][\\x80-\\xbf]|\\xe0[\\xa0-\\xbf][\\x80-\\xbf]|[\\xe1-\\xec\\xee\\xef][\\x80-"      \
+  "\\xbf]{2}|"                                                                                     \
+  "\\xed[\\x80-\\x9f][\\x80-\\xbf]|\\xf0[\\x90-\\xbf][\\x80-\\xbf]{2}|[\\xf1-\\xf3][\\x80-\\xbf]{" \
+  "3}|"                                                                                            \
+  "\\xf4[\\x80-\\x8f][\\x80-\\xbf]{2}"
+
+struct Case {
+  const char* gbnf;
+  const char* pcre;  // the same language
+};
+
+const Case kCases[] = {
+    {R"(root ::= "ab" | "a" [bc]+ "x")", "(?:ab|a[bc]+x)"},
+    // Left recursion, which llama.cpp refuses.
+    {"root ::= expr\nexpr ::= expr \"+\" term | term\nterm ::= [0-9]+ | \"(\" expr \")\"\n",
+     "((?:[0-9]+|\\((?1)\\))(?:\\+(?:[0-9]+|\\((?1)\\)))*)"},
+    // Balanced parentheses: not regular.
+    {"root ::= (\"(\" root \")\")* \"x\"?", "((?:\\((?1)\\))*x?)"},
+    {"root ::= \"a\"{2,3} \"b\"{1,} ([01]{0,2})?", "a{2,3}b+(?:[01]{0,2})?"},
+    {"root ::= [^a-x\\n]+ | \"é\" .",
+     "(?:(?:[\\x00-\\x09\\x0b-\\x60\\x79-\\x7f]|" MB ")+|\\xc3\\xa9(?:[\\x00-\\x7f]|" MB "))"},
+    // Nullable rules in the middle and at the end (empty completions).
+    {"root ::= a b a \"x\" a\na ::= | \"a\" | a a\nb ::= \"b\"?", "a*b?a*xa*"},
+    {"root ::= ws \"{\" ws (pair (\",\" ws pair)*)? \"}\" ws\npair ::= \"\\\"\" [a-c]* \"\\\"\" ws "
+     "\":\" ws "
+     "val ws\nval ::= \"true\" | \"null\" | [0-9]+ | root\nws ::= | \" \"",
+     "( ?\\{ ?(?:(?:\"[a-c]*\" ?: ?(?:true|null|[0-9]+|(?1)) ?)(?:, ?(?:\"[a-c]*\" ?: "
+     "?(?:true|null|[0-9]+|"
+     "(?1)) ?))*)?\\} ?)"},
+};
+
+TEST(Grammar, GbnfMasksEqualBruteForce) {
+  size_t checked = 0;
+  unsigned seed = 1;
+  for (const Case& c : kCases) {
+    const auto g = Grammar::gbnf(small_index(), c.gbnf);
+    checked += check_walks(g, c.pcre, seed++);
+  }
+  EXPECT_GT(checked, 500u);
+}
+
+TEST(Grammar, RegexAndChoiceMasksEqualBruteForce) {
+  const char* patterns[] = {"a(b|c)*x", "(a|aa)*b", "(x+x+)+y", "[0-9]{1,3}(\\.[0-9]+)?",
+                            "(?:[^a]|b)x+"};
+  // The same languages over bytes: [^a] is any UTF-8 character but 'a'.
+  const char* pcre[] = {
+      "a(b|c)*x", "(a|aa)*b", "(x+x+)+y", "[0-9]{1,3}(\\.[0-9]+)?",
+      "(?:[\\x00-\\x60\\x62-\\x7f]|[\\xc2-\\xdf][\\x80-\\xbf]|\\xe0[\\xa0-\\xbf][\\x80-\\xbf]|"
+      "[\\xe1-\\xec\\xee\\xef][\\x80-\\xbf]{2}|\\xed[\\x80-\\x9f][\\x80-\\xbf]|\\xf0[\\x90-\\xbf]"
+      "[\\x80-\\xbf]{2}|[\\xf1-\\xf3][\\x80-\\xbf]{3}|\\xf4[\\x80-\\x8f][\\x80-\\xbf]{2}|b)x+"};
+  unsigned seed = 100;
+  for (size_t k = 0; k < std::size(patterns); ++k) {
+    check_walks(Grammar::regex(small_index(), patterns[k]), pcre[k], seed++);
+  }
+  const std::vector<std::string> strings = {"ab", "abc", "a", "x y", "(1)", ""};
+  check_walks(Grammar::choice(small_index(), strings), "(?:ab|abc|a|x y|\\(1\\)|)", 7);
+}
+
+TEST(Grammar, GbnfEqualsRegexOnTheSameLanguage) {
+  // Two independent paths of the engine (Earley and the DFA) agree.
+  const auto a = Grammar::gbnf(small_index(), "root ::= (\"a\" | \"bc\")* \"x\"{1,2}");
+  const auto b = Grammar::regex(small_index(), "(a|bc)*x{1,2}");
+  const auto& v = small_index()->vocab();
+  std::vector<uint32_t> ma(nextok::bitmask_words(v.size())), mb(ma.size());
+  GrammarConstraint ca(a), cb(b);
+  std::mt19937 rng(5);
+  for (int step = 0; step < 20; ++step) {
+    ca.step_mask(ma);
+    cb.step_mask(mb);
+    ASSERT_EQ(ma, mb) << "step " << step;
+    std::vector<uint32_t> allowed;
+    for (uint32_t id = 1; id < v.size(); ++id) {
+      if (bit(ma, id)) allowed.push_back(id);
+    }
+    if (allowed.empty()) break;
+    const uint32_t id = allowed[rng() % allowed.size()];
+    ca.advance(id);
+    cb.advance(id);
+  }
+}
+
+std::string error_of(const std::string& gbnf, const nextok::ConstraintLimits& limits = {}) {
+  try {
+    Grammar::gbnf(small_index(), gbnf, limits);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << gbnf;
+    EXPECT_EQ(e.param(), "grammar") << gbnf;
+    return e.what();
+  }
+  ADD_FAILURE() << "compiled: " << gbnf;
+  return "";
+}
+
+TEST(Grammar, GbnfErrorsNameLineAndColumn) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"root ::= \"a\"\nfoo = \"b\"", "2:5: expecting ::="},
+      {"root ::= \"abc", "1:10: unterminated literal"},
+      {"root ::= [a-z", "1:10: unterminated character class"},
+      {"root ::= ( \"a\"", "1:15: expecting ')'"},
+      {"root ::= \"a\" \\q", "1:14: expecting newline"},
+      {"root ::= \"\\q\"", "1:11: unknown escape"},
+      {"root ::= \"\\x4\"", "1:13: expecting 2 hex digits"},
+      {"root ::= * \"a\"", "1:10: expecting an item before a repetition"},
+      {"root ::= \"a\"{x}", "1:14: expecting an integer"},
+      {"root ::= \"a\"{2", "1:15: expecting ',' or '}'"},
+      {"root ::= \"a\"{2,5", "1:17: expecting '}'"},
+      {"root ::= \"a\"{2001}", "1:13: a repetition count above 2000"},
+      {"root ::= item\n\nitem ::= \"a\" other", "3:14: undefined rule 'other'"},
+      {"item ::= \"a\"", "no 'root' rule"},
+      {"root ::= \"a\" <think>", "token references"},
+      {"root ::= \"\"*", "expecting an item before a repetition"},
+      {"root ::= a\na ::= \"x\" a", "the grammar's language is empty"},
+      {"root ::= [^\\x00-\\U0010FFFF]", "the grammar's language is empty"},
+  };
+  for (auto [text, want] : cases) {
+    const std::string got = error_of(text);
+    EXPECT_NE(got.find(want), std::string::npos) << text << "\n  got: " << got;
+  }
+}
+
+TEST(Grammar, GbnfSyntaxAsLlamaCppParsesIt) {
+  // Comments, rule names with '-', newlines inside parentheses and after
+  // '|', a repetition applying to a whole literal, a later definition
+  // replacing an earlier one, {m} {m,} {m,n}.
+  const auto g =
+      Grammar::gbnf(small_index(),
+                    "# leading comment\n"
+                    "root ::= my-rule (\n  \"x\" |\n  \"y\"  # inner\n) \"ab\"* \"0\"{2} \"1\"{1,} "
+                    "\"b\"{0,1}\n"
+                    "my-rule ::= \"c\"\n"
+                    "my-rule ::= \"a\" |\n  \"b\"\n");
+  GrammarConstraint c(g);
+  EXPECT_TRUE(c.completes_with("axabab001"));
+  EXPECT_TRUE(c.completes_with("by0011b"));
+  EXPECT_FALSE(c.completes_with("cx001"));     // the first definition was replaced
+  EXPECT_FALSE(c.completes_with("axaba001"));  // "ab"* repeats the literal
+  EXPECT_FALSE(c.completes_with("ax01"));
+  EXPECT_TRUE(c.accepts_bytes("ay00"));
+  // Escapes.
+  const auto e = Grammar::gbnf(
+      small_index(), "root ::= \"\\n\\r\\t\\\\\\\"\\[\\]\\x41\\u00e9\\U0001F600\" [\\]a-]");
+  EXPECT_TRUE(GrammarConstraint(e).completes_with("\n\r\t\\\"[]A\xc3\xa9\xf0\x9f\x98\x80]"));
+  EXPECT_TRUE(GrammarConstraint(e).completes_with("\n\r\t\\\"[]A\xc3\xa9\xf0\x9f\x98\x80-"));
+}
+
+TEST(Grammar, HostileGrammarsStayBounded) {
+  using Clock = std::chrono::steady_clock;
+  // A huge alternation: past max_grammar_nodes, a clear error.
+  std::string big = "root ::= \"w0\"";
+  for (int k = 1; k < 60000; ++k) big += " | \"w" + std::to_string(k) + "\"";
+  auto t0 = Clock::now();
+  EXPECT_NE(error_of(big).find("max_grammar_nodes"), std::string::npos);
+  // Allowed more nodes, it compiles and masks in bounded time.
+  nextok::ConstraintLimits roomy;
+  roomy.max_grammar_nodes = 1'000'000;
+  roomy.max_parse_items = 200'000;  // every alternative is predicted at the start
+  const auto g = Grammar::gbnf(small_index(), big, roomy);
+  GrammarConstraint c(g);
+  std::vector<uint32_t> mask(nextok::bitmask_words(small_index()->vocab().size()));
+  c.step_mask(mask);
+  EXPECT_TRUE(c.completes_with("w59999"));
+  EXPECT_FALSE(c.completes_with("w60000"));
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 30.0);
+  // Deep nesting of parentheses: the parser's recursion is bounded.
+  std::string deep = "root ::= " + std::string(5000, '(') + "\"a\"" + std::string(5000, ')');
+  EXPECT_NE(error_of(deep).find("nested deeper"), std::string::npos);
+  // A compile budget and a cancel flag.
+  nextok::ConstraintLimits tight = roomy;
+  std::atomic<bool> cancel{true};
+  tight.cancel = &cancel;
+  try {
+    Grammar::gbnf(small_index(), big, tight);
+    ADD_FAILURE() << "not cancelled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.param(), "cancelled");
+  }
+  // Right recursion grows Earley sets with the input: past
+  // max_parse_items it is a clear error, not a stall.
+  nextok::ConstraintLimits few;
+  few.max_parse_items = 64;
+  const auto r = Grammar::gbnf(small_index(), "root ::= \"a\" root | \"b\"", few);
+  GrammarConstraint rc(r);
+  const auto a = *small_index()->vocab().find("a");
+  try {
+    for (int k = 0; k < 200; ++k) {
+      rc.step_mask(mask);
+      rc.advance(a);
+    }
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("max_parse_items"), std::string::npos) << e.what();
+  }
+  // Deeply nested input on a recursive grammar keeps sets small.
+  const auto p = Grammar::gbnf(small_index(), "root ::= \"(\" root \")\" | \"x\"");
+  GrammarConstraint pc(p);
+  const auto open = *small_index()->vocab().find("((");
+  for (int k = 0; k < 2000; ++k) pc.advance(open);
+  EXPECT_TRUE(pc.completes_with("x" + std::string(4000, ')')));
+  EXPECT_FALSE(pc.completes_with("x" + std::string(3999, ')')));
+}
+
+TEST(Grammar, ExponentialRegexesCompileQuickly) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  for (const char* p : {"(a|aa)*b", "(x+x+)+y", "(a*)*b", "(a|a?)+c", "((ab)*|a*)*x"}) {
+    const auto g = Grammar::regex(small_index(), p);
+    GrammarConstraint c(g);
+    EXPECT_FALSE(c.completes_with(std::string(5000, p[1] == 'x' ? 'x' : 'a')));
+  }
+  // The same shapes as GBNF (Earley): bounded per byte.
+  const auto g = Grammar::gbnf(small_index(), "root ::= (\"x\"+ \"x\"+)+ \"y\"");
+  GrammarConstraint c(g);
+  EXPECT_TRUE(c.completes_with(std::string(300, 'x') + "y"));
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 20.0);
+}
+
+TEST(Grammar, RollbackCloneAndReset) {
+  const auto g = Grammar::gbnf(small_index(), kCases[1].gbnf);
+  const auto& v = small_index()->vocab();
+  std::vector<uint32_t> m1(nextok::bitmask_words(v.size())), m2(m1.size());
+  GrammarConstraint c(g);
+  const std::vector<std::string> toks = {"((", "1", "+1", "))", "+", "0"};
+  std::vector<std::vector<uint32_t>> masks;
+  for (const auto& t : toks) {
+    c.step_mask(m1);
+    masks.push_back(m1);
+    c.advance(*v.find(t));
+  }
+  EXPECT_TRUE(c.is_complete());
+  auto copy = c.clone();
+  c.rollback(3);
+  c.step_mask(m1);
+  EXPECT_EQ(m1, masks[3]);
+  EXPECT_FALSE(c.is_complete());
+  copy->step_mask(m2);
+  EXPECT_TRUE(bit(m2, kEos));  // the clone kept its state
+  copy->advance(kEos);
+  EXPECT_TRUE(copy->finished());
+  EXPECT_THROW(copy->advance(*v.find("1")), Error);
+  copy->rollback(1);
+  EXPECT_FALSE(copy->finished());
+  EXPECT_THROW(c.rollback(10), Error);
+  // A refused token leaves the state unchanged.
+  EXPECT_THROW(c.advance(*v.find("a")), Error);
+  c.step_mask(m1);
+  EXPECT_EQ(m1, masks[3]);
+  EXPECT_THROW(c.advance(kEos), Error);  // not complete
+  c.reset();
+  c.step_mask(m1);
+  EXPECT_EQ(m1, masks[0]);
+  EXPECT_EQ(c.steps(), 0u);
+}
+
+TEST(Grammar, ChoiceAndRegexErrors) {
+  EXPECT_THROW(Grammar::choice(small_index(), std::vector<std::string>{}), Error);
+  try {
+    Grammar::regex(small_index(), "a(?=b)");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  }
+  try {
+    Grammar::regex(small_index(), "a(b");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(e.param(), "pattern");
+  }
+  EXPECT_THROW(Grammar::regex(small_index(), "[^\\s\\S]"), Error);  // empty language
+}
+
+}  // namespace

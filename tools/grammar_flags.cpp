@@ -1,0 +1,35 @@
+#include "grammar_flags.hpp"
+
+#include "commands.hpp"
+#include "nextok/error.hpp"
+
+namespace nextok::tools {
+
+void GrammarFlags::add_to(CLI::App& cmd) {
+  cmd.add_option("--regex", regex, "Constrain the output to full-match a regex (ECMA-262)");
+  cmd.add_option("--grammar", grammar_file, "Constrain the output to a GBNF grammar (file)");
+  cmd.add_option("--choice", choice,
+                 "Constrain the output to one of these comma-separated strings");
+}
+
+std::shared_ptr<const Grammar> GrammarFlags::compile(std::shared_ptr<const TokenIndex> index,
+                                                     const ConstraintLimits& limits) const {
+  const int n = !regex.empty() + !grammar_file.empty() + !choice.empty();
+  if (n > 1) {
+    throw Error(ErrorCode::kInvalidArgument, "grammar",
+                "give one of --regex, --grammar and --choice");
+  }
+  if (!regex.empty()) return Grammar::regex(std::move(index), regex, limits);
+  if (!grammar_file.empty())
+    return Grammar::gbnf(std::move(index), read_file(grammar_file), limits);
+  std::vector<std::string> strings;
+  for (size_t at = 0;;) {
+    const size_t comma = choice.find(',', at);
+    strings.push_back(choice.substr(at, comma == std::string::npos ? comma : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return Grammar::choice(std::move(index), strings, limits);
+}
+
+}  // namespace nextok::tools
