@@ -9,8 +9,9 @@
 registers ``NextokGrammarBackend`` with ``register_grammar_backend``, which
 ``create_grammar_backend`` consults before its built-in backends. The
 backend serves JSON Schema requests (``"$$ANY$$"``, SGLang's key for any
-JSON value, compiles the empty schema); regex, EBNF and structural tags are
-reported as unsupported (an invalid grammar for that request).
+JSON value, compiles the empty schema), regexes and EBNF grammars (as GBNF);
+structural tags are reported as unsupported (an invalid grammar for that
+request).
 
 ``NextokGrammar`` is SGLang's ``BaseGrammarObject`` over a
 ``nextok.Matcher``: the vocab mask is the int32 ``[B, ceil(V/32)]`` bitmask
@@ -181,6 +182,21 @@ class NextokGrammarBackend(BaseGrammarBackend):
         for warning in grammar.warnings:
             logger.warning("nextok ignores a keyword of this schema: %s", warning)
         return NextokGrammar(grammar)
+
+    def dispatch_regex(self, key_string: str) -> BaseGrammarObject:
+        try:
+            return NextokGrammar(_nextok.Grammar.regex(key_string, self.tokenizer_info))
+        except (_nextok.NextokError, ValueError) as e:
+            logger.error("nextok: invalid regex %r: %s", key_string, e)
+            return InvalidGrammarObject(str(e))
+
+    def dispatch_ebnf(self, key_string: str) -> BaseGrammarObject:
+        # SGLang's EBNF is XGrammar's, which reads GBNF; nextok compiles GBNF.
+        try:
+            return NextokGrammar(_nextok.Grammar.gbnf(key_string, self.tokenizer_info))
+        except (_nextok.NextokError, ValueError) as e:
+            logger.error("nextok: invalid GBNF grammar: %s", e)
+            return InvalidGrammarObject(str(e))
 
 
 def _create(server_args: Any, tokenizer: Any, vocab_size: int, eos_token_ids: Any) -> Any:

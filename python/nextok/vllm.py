@@ -172,10 +172,16 @@ class NextokBackend(StructuredOutputBackend):
                 logger.warning("nextok ignores a keyword of this schema: %s", warning)
         elif request_type == StructuredOutputOptions.JSON_OBJECT:
             grammar = _nextok.Grammar.json_object(info, max_whitespace=ws)
+        elif request_type == StructuredOutputOptions.REGEX:
+            grammar = _nextok.Grammar.regex(spec, info)
+        elif request_type == StructuredOutputOptions.CHOICE:
+            grammar = _nextok.Grammar.choice([str(c) for c in json.loads(spec)], info)
+        elif request_type == StructuredOutputOptions.GRAMMAR:
+            grammar = _nextok.Grammar.gbnf(spec, info)
         else:
             raise ValueError(
-                f"the nextok backend supports JSON Schema and JSON object requests, "
-                f"not {request_type.name}"
+                f"the nextok backend supports JSON Schema, JSON object, regex, choice and "
+                f"GBNF grammar requests, not {request_type.name}"
             )
         with self._lock:
             if len(self._grammars) >= self._max_cached:
@@ -218,8 +224,9 @@ def validate_request(params: Any, tokenizer: Any = None) -> None:
     """Raises VLLMValidationError unless the nextok backend can serve this request.
 
     ``params``: a ``vllm.SamplingParams`` with ``structured_outputs`` set.
-    JSON Schema (valid JSON text or an object) and JSON-object requests are
-    served; regex, choice, grammar and structural-tag requests are not.
+    JSON Schema (valid JSON text or an object), JSON-object, regex, choice and
+    GBNF grammar requests are served (a regex or grammar that does not compile
+    is refused here); structural-tag requests are not.
     """
     so = params.structured_outputs
     if so.json is not None:
@@ -236,11 +243,19 @@ def validate_request(params: Any, tokenizer: Any = None) -> None:
                 "structured_outputs.json_object must be True if set; omit "
                 "structured_outputs to disable structured outputs"
             )
+    elif so.regex is not None or so.grammar is not None:
+        # Syntax errors surface when the grammar compiles (a failed request).
+        text = so.regex if so.regex is not None else so.grammar
+        if not isinstance(text, str) or not text.strip():
+            raise _validation_error("structured_outputs regex/grammar must be a non-empty string")
+    elif so.choice is not None:
+        if not isinstance(so.choice, list) or not so.choice:
+            raise _validation_error("structured_outputs.choice must be a non-empty list")
     else:
-        kinds = [k for k in ("regex", "choice", "grammar", "structural_tag") if getattr(so, k)]
+        kinds = [k for k in ("structural_tag",) if getattr(so, k, None)]
         raise _validation_error(
-            "the nextok structured output backend supports json and json_object "
-            f"requests; this one has {', '.join(kinds) or 'no constraint'}"
+            "the nextok structured output backend supports json, json_object, regex, "
+            f"choice and grammar requests; this one has {', '.join(kinds) or 'no constraint'}"
         )
 
 

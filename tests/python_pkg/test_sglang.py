@@ -165,8 +165,43 @@ def test_invalid_and_unsupported_grammars(sgl):
     bad = compile_json(sgl, '{"type": "object", "minProperties": "x"}')
     assert isinstance(bad, InvalidGrammarObject) and bad.error_message
     assert isinstance(compile_json(sgl, "{not json"), InvalidGrammarObject)
-    value, _ = sgl.backend.get_cached_or_future_value(("regex", "[a-z]+"), False)
+    value, _ = sgl.backend.get_cached_or_future_value(("structural_tag", "{}"), False)
     assert isinstance(value.result(timeout=60), InvalidGrammarObject)
+    value, _ = sgl.backend.get_cached_or_future_value(("regex", "[a-z"), False)
+    assert isinstance(value.result(timeout=60), InvalidGrammarObject)
+    value, _ = sgl.backend.get_cached_or_future_value(("ebnf", "root ::= missing"), False)
+    assert isinstance(value.result(timeout=60), InvalidGrammarObject)
+
+
+def test_regex_and_ebnf_requests_generate_matching_text(sgl):
+    import re
+
+    import nextok.sglang
+
+    torch = sgl.torch
+    cases = [
+        ("regex", r"[a-z]{2,5}@[0-9]{1,2}", r"[a-z]{2,5}@[0-9]{1,2}"),
+        ("ebnf", 'root ::= "[" [0-9]+ ("," [0-9]+)* "]"', r"\[[0-9]+(,[0-9]+)*\]"),
+    ]
+    for kind, spec, pattern in cases:
+        value, _ = sgl.backend.get_cached_or_future_value((kind, spec), False)
+        g = value.result(timeout=60)
+        assert isinstance(g, nextok.sglang.NextokGrammar), g
+        gen = torch.Generator().manual_seed(5)
+        out: list[int] = []
+        mask = g.allocate_vocab_mask(sgl.vocab, 1, "cpu")
+        for _step in range(60):
+            if g.is_terminated():
+                break
+            g.fill_vocab_mask(mask, 0)
+            logits = torch.randn((1, sgl.vocab), generator=gen) * 4
+            g.apply_vocab_mask(logits, mask)
+            token = int(torch.multinomial(torch.softmax(logits, -1), 1, generator=gen)[0, 0])
+            g.accept_token(token)
+            out.append(token)
+        assert g.is_terminated() and out[-1] == sgl.tok.eos_token_id, kind
+        text = sgl.tok.decode(out[:-1])
+        assert re.fullmatch(pattern, text), (kind, text)
     # "$$ANY$$" is any JSON value, arrays included.
     anything = compile_json(sgl, "$$ANY$$")
     assert anything.matcher.validate_tokens(sgl.tok.encode("[1]", add_special_tokens=False)) == 3

@@ -147,6 +147,58 @@ def test_manager_generates_valid_json_with_vllm_bitmask_application(vllm_env, ma
         vllm_env.jsonschema.validate(json.loads(text), schemas[int(req_id[1:]) % 2])
 
 
+def test_regex_choice_and_gbnf_requests_through_the_manager(vllm_env, manager):
+    import re
+
+    import torch
+    from vllm.v1.core.sched.output import GrammarOutput
+    from vllm.v1.structured_output.utils import apply_grammar_bitmask
+
+    cases = {
+        "re": (
+            {"regex": r"[a-z]{2,6}-[0-9]{1,3}"},
+            lambda t: re.fullmatch(r"[a-z]{2,6}-[0-9]{1,3}", t),
+        ),
+        "ch": ({"choice": ["red", "green", "blue"]}, lambda t: t in ("red", "green", "blue")),
+        "gb": (
+            {"grammar": 'root ::= "(" [0-9]+ ("+" [0-9]+)* ")"'},
+            lambda t: re.fullmatch(r"\([0-9]+(\+[0-9]+)*\)", t),
+        ),
+    }
+    requests = {k: make_request(vllm_env, k, **c) for k, (c, _) in cases.items()}
+    for r in requests.values():
+        manager.grammar_init(r)
+    for r in requests.values():
+        wait_ready(r)
+    vocab = vllm_env.config.model_config.get_vocab_size()
+    gen = torch.Generator().manual_seed(11)
+    outputs: dict[str, list[int]] = {k: [] for k in requests}
+    active = list(requests)
+    for _step in range(60):
+        if not active:
+            break
+        bitmask = manager.grammar_bitmask(requests, active, {})
+        logits = torch.randn((len(active), vocab), generator=gen) * 4
+        apply_grammar_bitmask(
+            types.SimpleNamespace(scheduled_spec_decode_tokens={}),
+            GrammarOutput(structured_output_request_ids=active, grammar_bitmask=bitmask),
+            types.SimpleNamespace(req_ids=list(active)),
+            logits,
+        )
+        tokens = torch.multinomial(torch.softmax(logits, -1), 1, generator=gen)[:, 0].tolist()
+        for row, req_id in enumerate(active):
+            assert manager.accept_tokens(requests[req_id], [int(tokens[row])])
+            outputs[req_id].append(int(tokens[row]))
+        active = [
+            k for k in active if not requests[k].structured_output_request.grammar.is_terminated()
+        ]
+    assert not active, active
+    for k, toks in outputs.items():
+        assert toks[-1] == manager.tokenizer.eos_token_id
+        text = manager.tokenizer.decode(toks[:-1])
+        assert cases[k][1](text), (k, text)
+
+
 def test_validate_rollback_reset_and_refusal(vllm_env, manager):
     r = make_request(vllm_env, "s", json={"type": "object", "properties": {"a": {"type": "null"}}})
     manager.grammar_init(r)
@@ -263,7 +315,9 @@ def test_unsupported_and_bad_requests_raise(vllm_env, manager):
     from vllm.exceptions import VLLMValidationError
 
     with pytest.raises(VLLMValidationError, match="nextok"):
-        make_request(vllm_env, "x", regex="[a-z]+")
+        make_request(vllm_env, "x", structural_tag='{"type": "structural_tag"}')
+    with pytest.raises(VLLMValidationError, match="non-empty"):
+        make_request(vllm_env, "x2", regex="")
     with pytest.raises(VLLMValidationError, match="Invalid JSON"):
         make_request(vllm_env, "y", json="{not json")
     # A schema that does not compile fails that request's grammar, not the engine.
