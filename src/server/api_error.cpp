@@ -1,6 +1,10 @@
 #include "api_error.hpp"
 
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <new>
+#include <random>
 
 namespace nextok::server {
 
@@ -53,6 +57,16 @@ ApiError ApiError::from_exception(std::exception_ptr ep) {
   } catch (...) {
     return ApiError(500, "server_error", "internal error");
   }
+}
+
+std::string random_id(const char* prefix, char separator) {
+  static std::atomic<std::uint64_t> counter{0};
+  static const std::uint64_t base = std::random_device{}() * 0x9E3779B97F4A7C15ull;
+  char buf[64];
+  std::snprintf(
+      buf, sizeof buf, "%s%c%016llx", prefix, separator,
+      static_cast<unsigned long long>(base ^ (counter.fetch_add(1) * 0xBF58476D1CE4E5B9ull)));
+  return buf;
 }
 
 }  // namespace nextok::server

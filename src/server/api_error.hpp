@@ -46,4 +46,7 @@ class ApiError : public std::runtime_error {
 // Serialises with invalid UTF-8 replaced, so a partial token never throws.
 std::string dump_json(const nlohmann::json& j);
 
+// A fresh object id: prefix, separator, 16 hex digits (chatcmpl-…, call_…).
+std::string random_id(const char* prefix, char separator = '-');
+
 }  // namespace nextok::server

@@ -11,16 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string random_id(const char* prefix) {
-  static std::atomic<std::uint64_t> counter{0};
-  static const std::uint64_t base = std::random_device{}() * 0x9E3779B97F4A7C15ull;
-  char buf[64];
-  std::snprintf(
-      buf, sizeof buf, "%s-%016llx", prefix,
-      static_cast<unsigned long long>(base ^ (counter.fetch_add(1) * 0xBF58476D1CE4E5B9ull)));
-  return buf;
-}
-
 const char* finish_name(FinishReason f, bool calls = false) {
   if (f == FinishReason::kLength) return "length";
   return calls ? "tool_calls" : "stop";

@@ -15,16 +15,6 @@ namespace {
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-std::string item_id(const char* prefix) {
-  static std::atomic<std::uint64_t> counter{0};
-  static const std::uint64_t base = std::random_device{}() * 0x9E3779B97F4A7C15ull;
-  char buf[48];
-  std::snprintf(
-      buf, sizeof buf, "%s_%016llx", prefix,
-      static_cast<unsigned long long>(base ^ (counter.fetch_add(1) * 0xBF58476D1CE4E5B9ull)));
-  return buf;
-}
-
 const ojson* field(const ojson& o, const char* name) {
   const auto it = o.find(name);
   return it == o.end() || it->is_null() ? nullptr : &*it;
@@ -209,7 +199,7 @@ ResponsesCall parse_responses_request(std::string_view body_text, const std::str
   echo("metadata", json::object());
   echo("text", {{"format", {{"type", "text"}}}});
   echo("reasoning", {{"effort", nullptr}, {"summary", nullptr}});
-  call.id = item_id("resp");
+  call.id = random_id("resp", '_');
   call.created = std::chrono::duration_cast<std::chrono::seconds>(
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();
@@ -254,7 +244,7 @@ json message_item(const std::string& id, const std::string& text, const char* st
 
 json call_item(const ParsedCall& c, const char* status) {
   return {{"type", "function_call"},
-          {"id", item_id("fc")},
+          {"id", random_id("fc", '_')},
           {"call_id", tool_call_id()},
           {"name", c.name},
           {"arguments", std::string_view(status) == "completed" ? c.arguments : ""},
@@ -302,7 +292,8 @@ json output_items(const ResponsesCall& call, const Job& job, const std::string& 
 }  // namespace
 
 json response_object(const ResponsesCall& call, const Job& job) {
-  return envelope(call, "completed", output_items(call, job, item_id("rs"), item_id("msg")), &job);
+  return envelope(call, "completed",
+                  output_items(call, job, random_id("rs", '_'), random_id("msg", '_')), &job);
 }
 
 json ResponsesStream::event(const char* type, json fields) {
@@ -323,7 +314,7 @@ std::vector<json> ResponsesStream::opening() {
 void ResponsesStream::open_reasoning(std::vector<json>& out) {
   reasoning_open_ = true;
   reasoning_index_ = next_index_++;
-  reasoning_id_ = item_id("rs");
+  reasoning_id_ = random_id("rs", '_');
   json item = {{"type", "reasoning"},
                {"id", reasoning_id_},
                {"summary", json::array()},
@@ -349,7 +340,7 @@ void ResponsesStream::open_message(std::vector<json>& out) {
   close_reasoning(out);
   message_open_ = true;
   message_index_ = next_index_++;
-  message_id_ = item_id("msg");
+  message_id_ = random_id("msg", '_');
   out.push_back(event(
       "response.output_item.added",
       {{"output_index", message_index_}, {"item", message_item(message_id_, "", "in_progress")}}));

@@ -256,13 +256,7 @@ ParsedOutput parse_tool_output(std::string_view text) {
 }
 
 std::string tool_call_id() {
-  static std::atomic<std::uint64_t> counter{0};
-  static const std::uint64_t base = std::random_device{}() * 0x9E3779B97F4A7C15ull;
-  char buf[40];
-  std::snprintf(
-      buf, sizeof buf, "call_%016llx",
-      static_cast<unsigned long long>(base ^ (counter.fetch_add(1) * 0xD6E8FEB86659FD93ull)));
-  return buf;
+  return random_id("call", '_');
 }
 
 }  // namespace nextok::server
