@@ -7,6 +7,7 @@
 #include "constraint/cfg/earley.hpp"
 #include "constraint/cfg/earley_walker.hpp"
 #include "constraint/cfg/gbnf.hpp"
+#include "constraint/engine/mask_bits.hpp"
 #include "constraint/engine/token_index_impl.hpp"
 #include "constraint/regex/dfa.hpp"
 #include "nextok/error.hpp"
@@ -177,13 +178,7 @@ bool GrammarConstraint::can_continue() const {
 void GrammarConstraint::step_mask(std::span<uint32_t> mask) {
   const auto& g = grammar_->impl();
   const auto& ix = g.index->impl();
-  const size_t words = bitmask_words(ix.vocab->size());
-  if (mask.size() < words) {
-    throw Error(ErrorCode::kMaskSizeMismatch, "mask",
-                "mask has " + std::to_string(mask.size()) + " words; the vocabulary needs " +
-                    std::to_string(words));
-  }
-  std::fill(mask.begin(), mask.end(), 0u);
+  const size_t words = constraint::clear_mask(mask, *ix.vocab);
   if (!finished_) {
     if (g.dfa) {
       ix.trie.allow(*g.dfa, state_->history.back().q, mask.first(words));
@@ -192,7 +187,7 @@ void GrammarConstraint::step_mask(std::span<uint32_t> mask) {
     }
   }
   if (finished_ || is_complete()) {
-    for (uint32_t id : ix.vocab->eos_ids()) mask[id >> 5] |= 1u << (id & 31);
+    constraint::allow_eos(mask, *ix.vocab);
   }
 }
 

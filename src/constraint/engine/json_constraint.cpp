@@ -4,6 +4,7 @@
 #include "constraint/engine/json_impl.hpp"
 #include "constraint/engine/leaf_cache.hpp"
 #include "constraint/engine/machine.hpp"
+#include "constraint/engine/mask_bits.hpp"
 #include "constraint/engine/mask_walker.hpp"
 #include "constraint/engine/token_index_impl.hpp"
 #include "constraint/schema/schema_compiler.hpp"
@@ -137,13 +138,7 @@ bool JsonConstraint::can_continue() const {
 void JsonConstraint::step_mask(std::span<uint32_t> mask) {
   const auto& g = grammar_->impl();
   const auto& ix = g.index->impl();
-  const size_t words = bitmask_words(ix.vocab->size());
-  if (mask.size() < words) {
-    throw Error(ErrorCode::kMaskSizeMismatch, "mask",
-                "mask has " + std::to_string(mask.size()) + " words; the vocabulary needs " +
-                    std::to_string(words));
-  }
-  std::fill(mask.begin(), mask.end(), 0u);
+  const size_t words = constraint::clear_mask(mask, *ix.vocab);
   if (!finished_) {
     if (!state_->walker) {
       state_->walker = std::make_unique<constraint::MaskWalker>(
@@ -153,7 +148,7 @@ void JsonConstraint::step_mask(std::span<uint32_t> mask) {
     state_->walker->allow(state_->history.back().set, mask.first(words));
   }
   if (finished_ || is_complete()) {
-    for (uint32_t id : ix.vocab->eos_ids()) mask[id >> 5] |= 1u << (id & 31);
+    constraint::allow_eos(mask, *ix.vocab);
   }
 }
 

@@ -7,6 +7,7 @@
 // built, that may cross into the next phase; each candidate is checked by
 // reading its bytes through the automaton, so the mask is exact.
 #include "nextok/structural_tag.hpp"
+#include "constraint/engine/mask_bits.hpp"
 
 #include <algorithm>
 #include <array>
@@ -335,13 +336,7 @@ bool StructuralTagConstraint::can_continue() const {
 void StructuralTagConstraint::step_mask(std::span<uint32_t> mask) {
   const auto& g = grammar_->impl();
   const Vocabulary& vocab = g.index->vocab();
-  const size_t words = bitmask_words(vocab.size());
-  if (mask.size() < words) {
-    throw Error(ErrorCode::kMaskSizeMismatch, "mask",
-                "mask has " + std::to_string(mask.size()) + " words; the vocabulary needs " +
-                    std::to_string(words));
-  }
-  std::fill(mask.begin(), mask.end(), 0u);
+  const size_t words = constraint::clear_mask(mask, vocab);
   const Outer& s = state_->history.back();
   auto check = [&](uint32_t id) {
     Outer t = s;
@@ -402,8 +397,7 @@ void StructuralTagConstraint::step_mask(std::span<uint32_t> mask) {
       }
     }
   }
-  if (finished_ || g.complete(s))
-    for (const uint32_t id : vocab.eos_ids()) set_bit(mask, id);
+  if (finished_ || g.complete(s)) constraint::allow_eos(mask, vocab);
 }
 
 void StructuralTagConstraint::advance(uint32_t token) {
