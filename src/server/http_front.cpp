@@ -219,6 +219,15 @@ struct HttpFront::Impl {
       c.req.body = c.in.substr(0, c.req.content_length);
       c.in.erase(0, c.req.content_length);
       ++c.served;
+      // The caps count connections, and a client's closed keep-alive
+      // connection may only have been reaped after its next one was
+      // accepted: a reserved connection whose peer is back under the caps
+      // by the time its request arrives is an ordinary one.
+      if (c.reserved && per_peer[c.peer] <= opt.max_per_peer &&
+          conns.size() <= opt.max_connections) {
+        c.reserved = false;
+        --reserved;
+      }
       const bool keep = c.req.keep_alive && !c.reserved &&
                         c.served < opt.max_requests_per_connection && !stopping;
       if (auto quick = routes.quick(c.req)) {

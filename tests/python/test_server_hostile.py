@@ -171,6 +171,18 @@ def test_connection_caps_keep_health_answering(cli):
         body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}
         status, err = send_raw(s, body_request(body))
         assert status == 503 and err["error"]["code"] == "too_many_connections"
+        # A connection accepted over the cap is an ordinary one once the peer
+        # is back under it when its request arrives (a client's previous
+        # connection reaped after its next one was accepted).
+        late = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+        time.sleep(0.3)
+        held.pop().close()
+        time.sleep(0.3)
+        late.sendall(body_request(body))
+        assert read_response(late)[0] == 200
+        late.close()
+        held.append(socket.create_connection(("127.0.0.1", s.port)))
+        time.sleep(0.3)
         # Past the reserve too: refused at accept, with an answer.
         held += [socket.create_connection(("127.0.0.1", s.port)) for _ in range(16)]
         time.sleep(0.3)

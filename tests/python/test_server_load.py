@@ -71,6 +71,7 @@ def run_clients(server, n_clients, seconds, max_tokens):
     for t in threads:
         t.join()
     wall = time.time() - t_start
+    client.close()
     return dict(ttft=ttft, errors=errors, requests=done[0], tokens=tokens[0], wall=wall, rss=rss)
 
 
