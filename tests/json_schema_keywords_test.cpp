@@ -14,6 +14,7 @@ using schema_test::compile;
 using schema_test::expect_schema;
 using schema_test::lenient;
 using schema_test::matches;
+using schema_test::prefix_ok;
 using schema_test::schema_error;
 
 // --- type, boolean schemas ---------------------------------------------------
@@ -156,6 +157,45 @@ TEST(JsonSchemaKeywords, Draft7TupleItemsAndAdditionalItems) {
   expect_schema(R"({"items":[{"type":"string"}],"additionalItems":false})", {R"(["a"])", "[]"},
                 {R"(["a",true])"});
   expect_schema(R"({"items":[{"type":"string"}]})", {R"(["a",1,{}])"}, {"[1]"});
+}
+
+TEST(JsonSchemaKeywords, UniqueItemsOverAFiniteSetOfScalars) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"array","items":{"enum":["a","b","ab"]},"uniqueItems":true})",
+                {"[]", R"(["a"])", R"(["ab","a","b"])", R"([ "b" , "a" ])"},
+                {R"(["a","a"])", R"(["a","b","a"])", R"(["ab","ab"])", R"(["c"])"});
+  // A prefix is refused only when every value it can still become is held.
+  const char* strings = R"({"type":"array","items":{"enum":["a","b","ab"]},"uniqueItems":true})";
+  EXPECT_TRUE(prefix_ok(strings, R"(["a","a)"));          // "ab" is still free
+  EXPECT_FALSE(prefix_ok(strings, R"(["ab","a","b",)"));  // nothing left for a fourth
+  EXPECT_FALSE(prefix_ok(strings, R"(["a","ab","a")"));
+  // Numbers compare by value: 1 and 1.0 are the same item.
+  expect_schema(R"({"items":{"enum":[1,10,2.5]},"uniqueItems":true})",
+                {"[1,10]", "[10,1,2.5]", "[1.0,10]", "[2.50,1]", "7"},
+                {"[1,1.0]", "[10,10]", "[2.5,2.50]", "[1,10,1]"});
+  EXPECT_TRUE(prefix_ok(R"({"items":{"enum":[1,10]},"uniqueItems":true})", "[1,1"));
+  expect_schema(R"({"type":"array","items":{"type":"boolean"},"uniqueItems":true})",
+                {"[true,false]", "[false]"}, {"[true,true]", "[false,true,false]"});
+  // Through anyOf and $ref; values the item schema refuses are no items.
+  expect_schema(R"({"$defs":{"c":{"enum":["x","y","zz"],"maxLength":1}},"type":"array",
+                    "items":{"anyOf":[{"$ref":"#/$defs/c"},{"type":"null"}]},"uniqueItems":true})",
+                {R"(["x",null,"y"])", "[null]"}, {"[null,null]", R"(["zz"])", R"(["y","y"])"});
+  // More items required than there are values: no array at all.
+  EXPECT_EQ(schema_error(R"({"type":"array","items":{"enum":["a"]},"minItems":2,
+                             "uniqueItems":true})"),
+            "invalid_argument /");
+  // Where no two items can be compared, uniqueItems constrains nothing.
+  expect_schema(R"({"type":"array","items":{"type":"string"},"maxItems":1,"uniqueItems":true})",
+                {R"(["x"])", "[]"}, {R"(["x","y"])"});
+  expect_schema(R"({"type":"string","uniqueItems":true})", {R"("s")"}, {"[]"});
+  // Enumerated arrays are checked themselves.
+  expect_schema(R"({"enum":[[1,1],[1,2]],"uniqueItems":true})", {"[1,2]"}, {"[1,1]"});
+  // Items that are no finite set of scalars stay a strict error.
+  EXPECT_EQ(schema_error(R"({"type":"array","items":{"type":"string"},"uniqueItems":true})"),
+            "unsupported /uniqueItems");
+  EXPECT_EQ(schema_error(R"({"prefixItems":[{"enum":[1,2]}],"items":{"enum":[1,2]},
+                             "uniqueItems":true})"),
+            "unsupported /uniqueItems");
 }
 
 // --- enum, const --------------------------------------------------------------

@@ -167,6 +167,10 @@ constexpr const char* kPerson = R"({"type":"object","properties":{
     "id":{"type":"string","format":"uuid"}},
     "required":["name","age"],"additionalProperties":false})";
 
+// uniqueItems over strings sharing prefixes and numbers sharing digits.
+constexpr const char* kUnique = R"({"type":"array","uniqueItems":true,
+    "items":{"enum":["a","b","ab","abc",1,10,100,true,null]}})";
+
 // Runs f in a child process first, so that a crash fails the calling test
 // instead of ending the whole test binary. True when f returned normally.
 template <class F>
@@ -258,7 +262,11 @@ TEST(JsonSchemaEngine, MaskEqualsBruteForceOverTheVocabulary) {
                         {kPerson, R"({"name":"A","age":3,"tags":["b)"},
                         {R"({"type":"string","maxLength":3})", R"("a)"},
                         {R"({"type":"integer","minimum":10,"maximum":99})", "1"},
-                        {"{}", R"([1, {"a": tr)"}};
+                        {"{}", R"([1, {"a": tr)"},
+                        {kUnique, R"(["a", "b", ")"},
+                        {kUnique, R"(["ab", "a)"},
+                        {kUnique, R"(["abc", "a)"},
+                        {kUnique, R"([1, "a", 1)"}};
   auto run = [&](const Case& k, JsonConstraint& c) {
     for (uint32_t id : e.encode(k.prefix)) c.advance(id);
     c.step_mask(e.mask);

@@ -186,6 +186,53 @@ def corpus_synthetic_keys(count: int = 300, seed: int = 17) -> Iterator[tuple[st
         yield f"synthetic-keys/{i}", schema
 
 
+def corpus_synthetic_arrays(count: int = 200, seed: int = 23) -> Iterator[tuple[str, Any]]:
+    """Generated array schemas that stress uniqueItems and item automata:
+    enumerated strings that extend each other, numbers that share digits or
+    differ only in spelling (1 and 1.0), booleans and null, items through
+    anyOf, oneOf, allOf and $ref, item bounds, and uniqueItems nested in
+    objects and arrays."""
+    rng = random.Random(seed)
+    scalars: list[Any] = ["a", "ab", "abc", "b", "", "é", "x y", "1", 1, 10, 100, 1.0, 2.5, -1, 0, True, False, None]
+
+    def items() -> Any:
+        pick = rng.sample(scalars, rng.randint(1, 8))
+        r = rng.random()
+        if r < 0.35:
+            return {"enum": pick}
+        if r < 0.5:
+            return {"anyOf": [{"const": v} for v in pick]}
+        if r < 0.6:
+            return {"oneOf": [{"enum": pick[: len(pick) // 2 + 1]}, {"type": "boolean"}]}
+        if r < 0.7:
+            return {"allOf": [{"enum": pick}, {"type": rng.choice(["string", "number", "integer"])}]}
+        if r < 0.8:
+            return {"$ref": "#/$defs/e"}
+        if r < 0.9:
+            return {"type": rng.choice(["boolean", "null", ["boolean", "null"]])}
+        return {"enum": pick, "maxLength": 1}
+
+    def array() -> dict[str, Any]:
+        a: dict[str, Any] = {"type": "array", "items": items(), "uniqueItems": rng.random() < 0.85}
+        if rng.random() < 0.4:
+            a["minItems"] = rng.randint(0, 3)
+        if rng.random() < 0.4:
+            a["maxItems"] = rng.randint(1, 6)
+        return a
+
+    for i in range(count):
+        r = rng.random()
+        schema: dict[str, Any]
+        if r < 0.6:
+            schema = array()
+        elif r < 0.8:
+            schema = {"type": "object", "properties": {"tags": array(), "n": {"type": "integer"}}, "required": ["tags"]}
+        else:
+            schema = {"type": "array", "items": array(), "maxItems": 3}
+        schema["$defs"] = {"e": {"enum": rng.sample(scalars, rng.randint(1, 6))}}
+        yield f"synthetic-arrays/{i}", schema
+
+
 def definitions_of(corpus: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
     """Each named definition of a schema as a schema of its own, with the
     document's definitions beside it so that its references resolve: real
@@ -213,6 +260,7 @@ CORPORA = {
     "cloudformation": corpus_cloudformation,
     "pyproject": corpus_pyproject,
     "synthetic-keys": corpus_synthetic_keys,
+    "synthetic-arrays": corpus_synthetic_arrays,
 }
 
 

@@ -19,7 +19,7 @@ import schema_oracle as so
 TOKENIZERS = pathlib.Path(os.environ.get("NEXTOK_TOKENIZERS", so.ROOT / "build" / "release" / "tokenizers"))
 # Schemas per corpus in the slice; the full run uses them all.
 SLICE = {"maskbench": 25, "test-suite": 40, "schemastore-defs": 30, "kubernetes": 30, "cloudformation": 30,
-         "pyproject": 10, "synthetic-keys": 30}
+         "pyproject": 10, "synthetic-keys": 30, "synthetic-arrays": 30}
 
 
 @pytest.fixture(scope="module")

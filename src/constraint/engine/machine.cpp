@@ -86,9 +86,39 @@ bool is_json_whitespace(uint8_t b) noexcept {
   return b == ' ' || b == '\n' || b == '\t' || b == '\r';
 }
 
+// Each state's bits become the union of the bits of the states it reaches.
+static void propagate_reach(const Dfa& d, std::vector<uint64_t>& r) {
+  const size_t n = d.states();
+  std::vector<std::vector<int32_t>> rev(n);
+  for (size_t s = 0; s < n; ++s) {
+    for (int b = 0; b < 256; ++b) {
+      const int32_t t = d.next(static_cast<int32_t>(s), static_cast<uint8_t>(b));
+      if (t >= 0 && (rev[static_cast<size_t>(t)].empty() ||
+                     rev[static_cast<size_t>(t)].back() != static_cast<int32_t>(s))) {
+        rev[static_cast<size_t>(t)].push_back(static_cast<int32_t>(s));
+      }
+    }
+  }
+  std::vector<int32_t> work;
+  for (size_t s = 0; s < n; ++s)
+    if (r[s]) work.push_back(static_cast<int32_t>(s));
+  while (!work.empty()) {
+    const auto t = static_cast<size_t>(work.back());
+    work.pop_back();
+    for (int32_t f : rev[t]) {
+      const uint64_t merged = r[static_cast<size_t>(f)] | r[t];
+      if (merged != r[static_cast<size_t>(f)]) {
+        r[static_cast<size_t>(f)] = merged;
+        work.push_back(f);
+      }
+    }
+  }
+}
+
 Machine::Machine(const Grammar& g)
     : g_(g),
       reach_(g.dfas.size()),
+      value_reach_(g.dfas.size()),
       other_final_(g.dfas.size(), -1),
       lengths_(g.dfas.size()),
       info_(g.nodes.size()) {
@@ -102,41 +132,27 @@ Machine::Machine(const Grammar& g)
   for (const auto& node : g.nodes) {
     if (node.kind != NodeKind::kObject || !reach_[node.key_dfa].empty()) continue;
     const Dfa& d = *g.dfas[node.key_dfa];
-    const size_t n = d.states();
     auto& r = reach_[node.key_dfa];
-    r.assign(n, 0);
-    std::vector<std::vector<int32_t>> rev(n);
-    for (size_t s = 0; s < n; ++s) {
-      r[s] = resolvable_bits(node, d.labels(static_cast<int32_t>(s)));
-      for (int b = 0; b < 256; ++b) {
-        const int32_t t = d.next(static_cast<int32_t>(s), static_cast<uint8_t>(b));
-        if (t >= 0 && (rev[static_cast<size_t>(t)].empty() ||
-                       rev[static_cast<size_t>(t)].back() != static_cast<int32_t>(s))) {
-          rev[static_cast<size_t>(t)].push_back(static_cast<int32_t>(s));
-        }
-      }
-    }
-    for (size_t s = 0; s < n; ++s) {
+    r.assign(d.states(), 0);
+    for (size_t s = 0; s < d.states(); ++s) {
       const auto st = static_cast<int32_t>(s);
+      r[s] = resolvable_bits(node, d.labels(st));
       if (d.final(st) && d.labels(st).size() == 1 && node.additional != kNoNode &&
           d.labels(st)[0] == node.props.size() + 2 * node.pattern_props.size()) {
         other_final_[node.key_dfa] = st;
       }
     }
-    std::vector<int32_t> work;
-    for (size_t s = 0; s < n; ++s)
-      if (r[s]) work.push_back(static_cast<int32_t>(s));
-    while (!work.empty()) {
-      const auto t = static_cast<size_t>(work.back());
-      work.pop_back();
-      for (int32_t f : rev[t]) {
-        const uint64_t merged = r[static_cast<size_t>(f)] | r[t];
-        if (merged != r[static_cast<size_t>(f)]) {
-          r[static_cast<size_t>(f)] = merged;
-          work.push_back(f);
-        }
-      }
+    propagate_reach(d, r);
+  }
+  for (const auto& node : g.nodes) {
+    if (node.value_ids.empty() || !value_reach_[node.dfa].empty()) continue;
+    const Dfa& d = *g.dfas[node.dfa];
+    auto& r = value_reach_[node.dfa];
+    r.assign(d.states(), 0);
+    for (size_t s = 0; s < d.states(); ++s) {
+      for (uint32_t l : d.labels(static_cast<int32_t>(s))) r[s] |= uint64_t{1} << node.value_ids[l];
     }
+    propagate_reach(d, r);
   }
 }
 
@@ -265,6 +281,8 @@ bool Machine::leaf_advance(const Frame* below, Frame& top, uint8_t b, int32_t q2
   if (top.kind == FrameKind::kKey) {
     if ((key_reach(node.key_dfa, q2) & available_keys(*below)) == 0) return false;
     top.n = static_cast<uint32_t>(g_.dfas[7]->next(static_cast<int32_t>(top.n), b));
+  } else if (!value_available(below, node, q2)) {
+    return false;
   } else if (node.counts_chars) {
     count_byte(top, b);
     top.q = q2;
@@ -307,6 +325,13 @@ bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
   if (top.kind == FrameKind::kLeaf) {
     const GrammarNode& leaf = g_.nodes[top.node];
     if (leaf.counts_chars && top.n < leaf.min_chars) return false;
+    if (!leaf.value_ids.empty() && parent.kind == FrameKind::kArray) {
+      // The value this spelling names; one the array holds already is refused.
+      uint64_t bit = 0;
+      for (uint32_t l : g_.dfas[leaf.dfa]->labels(top.q)) bit |= uint64_t{1} << leaf.value_ids[l];
+      if (bit == 0 || (parent.seen & bit)) return false;
+      parent.seen |= bit;
+    }
     frames.pop_back();
     after_value(frames.back());
     return true;
@@ -377,7 +402,8 @@ bool Machine::push_value(std::vector<Frame>& frames, size_t base, uint32_t node,
       const Dfa& d = *g_.dfas[n.dfa];
       f.kind = FrameKind::kLeaf;
       f.q = d.next(d.start(), b);
-      if (f.q < 0) return false;
+      if (f.q < 0 || !value_available(frames.size() > base ? &frames.back() : nullptr, n, f.q))
+        return false;
       if (n.counts_chars) {
         count_byte(f, b);
         if (!length_ok(n, f)) return false;
@@ -499,11 +525,11 @@ bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
 
 bool Machine::leaf_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const {
   Frame& t = frames.back();
-  const bool key = t.kind == FrameKind::kKey;
   const Dfa& d = leaf_dfa(t);
   const int32_t q2 = d.next(t.q, b);
   if (q2 >= 0) {
-    if (!leaf_advance(key ? &frames[frames.size() - 2] : nullptr, t, b, q2)) return false;
+    if (!leaf_advance(frames.size() >= 2 ? &frames[frames.size() - 2] : nullptr, t, b, q2))
+      return false;
     return d.final(q2) ? pop(frames, base) : true;
   }
   // The lexeme ends before b (numbers); the parent reads b.

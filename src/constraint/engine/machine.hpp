@@ -21,7 +21,8 @@ struct Frame {
   uint32_t n = 0;     // kLeaf: code points read; kObject: keys read; kArray: items read;
                       // kKey: the standard string DFA's state on the same bytes
   uint32_t cur = 0;   // kObject: the node of the value being read
-  uint64_t seen = 0;  // kObject: declared properties read (bit i < 63)
+  uint64_t seen = 0;  // kObject: declared properties read (bit i < 63);
+                      // kArray (unique): the value ids read
   uint8_t ws = 0;     // length of the current whitespace run
   uint8_t esc = 0;    // kLeaf: escape-sequence phase (code point counting)
   FrameKind kind = FrameKind::kRoot;
@@ -121,6 +122,16 @@ class Machine {
   uint64_t key_reach(uint32_t dfa, int32_t q) const noexcept {
     return reach_[dfa][static_cast<size_t>(q)];
   }
+  // Value-id leaf DFA state → the value ids it can still end as.
+  uint64_t value_reach(uint32_t dfa, int32_t q) const noexcept {
+    return value_reach_[dfa][static_cast<size_t>(q)];
+  }
+  // A value-id leaf in state q under this frame can still end as a value
+  // the frame's array does not hold yet (true for every other leaf).
+  bool value_available(const Frame* below, const GrammarNode& leaf, int32_t q) const noexcept {
+    return leaf.value_ids.empty() || !below || below->kind != FrameKind::kArray ||
+           (value_reach(leaf.dfa, q) & ~below->seen) != 0;
+  }
   // The DFA a leaf or key frame reads.
   const Dfa& leaf_dfa(const Frame& f) const noexcept {
     const GrammarNode& n = g_.nodes[f.node];
@@ -161,10 +172,11 @@ class Machine {
   const Grammar& g_;
   static ObjectInfo object_info(const Grammar& g, const GrammarNode& obj);
 
-  std::vector<std::vector<uint64_t>> reach_;  // per DFA used as a key DFA
-  std::vector<int32_t> other_final_;          // per key DFA
-  std::vector<LengthBounds> lengths_;         // per DFA read by a counting leaf
-  std::vector<ObjectInfo> info_;              // per object node
+  std::vector<std::vector<uint64_t>> reach_;        // per DFA used as a key DFA
+  std::vector<std::vector<uint64_t>> value_reach_;  // per DFA of a value-id leaf
+  std::vector<int32_t> other_final_;                // per key DFA
+  std::vector<LengthBounds> lengths_;               // per DFA read by a counting leaf
+  std::vector<ObjectInfo> info_;                    // per object node
 };
 
 bool is_json_whitespace(uint8_t b) noexcept;

@@ -150,6 +150,13 @@ bool MaskWalker::cached_one(size_t which, std::span<uint32_t> mask) {
   uint32_t room = kUnbounded;  // code points a token may still add
   const LengthBounds* lengths = nullptr;
   if (top.kind == FrameKind::kLeaf) {
+    // A value-id leaf's entry is exact only while it cannot end as a value
+    // its array holds already.
+    const Frame& below = root_cfg[root_cfg.size() - 2];
+    if (!node.value_ids.empty() && below.kind == FrameKind::kArray &&
+        (m_.value_reach(node.dfa, top.q) & below.seen) != 0) {
+      return false;
+    }
     if (node.counts_chars) {
       counting = true;
       lengths = m_.length_bounds(node.dfa);

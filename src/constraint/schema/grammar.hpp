@@ -43,6 +43,9 @@ struct GrammarNode {
   uint32_t dfa = 0;
   bool counts_chars = false;
   uint32_t min_chars = 0, max_chars = kUnbounded;
+  // kLeaf holding the items of a uniqueItems array: DFA label → value id
+  // (< 63), so the array can refuse a value it already holds.
+  std::vector<uint8_t> value_ids;
   // kObject. Keys are read by key_dfa, labeled: label i < props.size() is
   // property i, then two labels per pattern property (ECMA classes, Unicode
   // classes), then (when additional is not kNoNode) a last label for any
@@ -64,6 +67,7 @@ struct GrammarNode {
   std::vector<uint32_t> prefix;
   uint32_t items = kNoNode;  // after the prefix; kNoNode: no more items
   uint32_t min_items = 0, max_items = kUnbounded;
+  bool unique = false;  // uniqueItems: items are value_ids leaves, ids tracked in Frame::seen
   // kAnyOf.
   std::vector<uint32_t> options;
 };

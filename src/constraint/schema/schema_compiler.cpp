@@ -19,6 +19,7 @@
 #include "constraint/schema/schema_not.hpp"
 #include "constraint/schema/schema_refs.hpp"
 #include "constraint/schema/schema_types.hpp"
+#include "constraint/schema/unique_items.hpp"
 #include "nextok/error.hpp"
 
 namespace nextok::constraint {
@@ -245,10 +246,6 @@ class Compiler {
           }
         }
       }
-      if (auto it = p.j->find("uniqueItems");
-          it != p.j->end() && it->is_boolean() && it->get<bool>()) {
-        unsupported(p.ptr + "/uniqueItems", "uniqueItems: true");
-      }
     }
     // if/then/else on a discriminator: the union of its cases.
     for (size_t k = 0; k < parts.size(); ++k) {
@@ -383,6 +380,9 @@ class Compiler {
   }
   uint32_t object_node(std::vector<Part>& parts, size_t depth);
   uint32_t array_node(std::vector<Part>& parts, size_t depth);
+  bool enum_values(const std::vector<Part>& parts, unsigned& types, json& common);
+  std::optional<std::vector<json>> finite_values(std::vector<Part> parts, size_t depth);
+  void make_unique(GrammarNode& n, std::vector<Part> item_parts, const std::string& ptr);
 
   static constexpr uint32_t kStringDfa = 0, kNumberDfa = 1, kIntegerDfa = 2, kTrueDfa = 3,
                             kFalseDfa = 4, kNullDfa = 5, kStrictIntegerDfa = 6, kKeyDfa = 7;
@@ -403,31 +403,6 @@ class Compiler {
 };
 
 // --- values ----------------------------------------------------------------
-
-// A regex for the spellings of number v that JSON Schema counts as equal:
-// 2, 2.0 and 2.00 for an integer value; trailing zeros for a fraction.
-std::string number_spellings(const json& v, bool integral) {
-  if (integral && std::abs(v.get<double>()) < 9007199254740992.0) {
-    const auto i = static_cast<long long>(v.get<double>());
-    const std::string digits = std::to_string(i < 0 ? -i : i);
-    return (i < 0 ? "-" : i == 0 ? "-?" : "") + digits + "(\\.0+)?";
-  }
-  std::string text = v.dump();
-  if (text.find_first_of("eE") != std::string::npos) {
-    std::string out;  // escape the regex specials of a number text
-    for (char c : text) {
-      if (c == '.' || c == '+') out += '\\';
-      out += c;
-    }
-    return out;
-  }
-  std::string out;
-  for (char c : text) {
-    if (c == '.') out += '\\';
-    out += c;
-  }
-  return text.find('.') == std::string::npos ? out : out + "0*";
-}
 
 // if: {properties: {k: D}, required?: [k]} where `not: D` is enforceable
 // (a const, enum or type test): (if ∧ then) ∨ (¬if ∧ else) as cases.
@@ -488,10 +463,10 @@ const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
   return if_cases_[p.j] = std::move(cases);
 }
 
-GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
-  unsigned types = kAllTypes;
-  const json* values = nullptr;
-  json common;  // the intersection of several enum/const lists
+// The types the parts allow, and the intersection of their enum/const lists
+// in `common`; false when none has enum or const.
+bool Compiler::enum_values(const std::vector<Part>& parts, unsigned& types, json& common) {
+  bool any = false;
   for (const auto& p : parts) {
     if (auto it = p.j->find("type"); it != p.j->end()) types &= parse_types(*it, p.ptr + "/type");
     for (const char* kw : {"enum", "const"}) {
@@ -504,7 +479,7 @@ GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
         fail(ErrorCode::kInvalidArgument, p.ptr + "/" + kw,
              "enum has more than " + std::to_string(opt_.max_enum_values) + " values");
       }
-      if (!values) {
+      if (!any) {
         common = std::move(list);
       } else {
         json keep = json::array();
@@ -512,9 +487,83 @@ GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
           if (std::find(list.begin(), list.end(), v) != list.end()) keep.push_back(v);
         common = std::move(keep);
       }
-      values = &common;
+      any = true;
     }
   }
+  return any;
+}
+
+// A finite superset of the values the parts admit, when one is evident:
+// their enum/const lists, the union over an anyOf/oneOf's branches, or
+// booleans and null by type. nullopt when the set may be infinite.
+std::optional<std::vector<json>> Compiler::finite_values(std::vector<Part> parts, size_t depth) {
+  if (depth > 8) return std::nullopt;
+  if (!flatten(parts)) return std::vector<json>{};
+  unsigned types = kAllTypes;
+  json common;
+  if (enum_values(parts, types, common)) return common.get<std::vector<json>>();
+  for (size_t k = 0; k < parts.size(); ++k) {
+    for (const auto& [kw, bit] : {std::pair{"anyOf", kAnyOfDone}, std::pair{"oneOf", kOneOfDone}}) {
+      auto it = parts[k].j->find(kw);
+      if (parts[k].done & bit || it == parts[k].j->end() || !it->is_array()) continue;
+      std::vector<json> all;
+      for (size_t i = 0; i < it->size(); ++i) {
+        std::vector<Part> sub = parts;
+        sub[k].done |= bit;
+        sub.push_back({&(*it)[i], parts[k].ptr + "/" + kw + "/" + std::to_string(i), 0});
+        auto r = finite_values(std::move(sub), depth + 1);
+        if (!r) return std::nullopt;
+        all.insert(all.end(), r->begin(), r->end());
+      }
+      return all;
+    }
+  }
+  if ((types & ~(kNull | kBoolean)) == 0) return std::vector<json>{nullptr, true, false};
+  return std::nullopt;
+}
+
+// uniqueItems: true on array n, exact where its items are a finite set of
+// scalars: they become value leaves and the array tracks the ids it holds.
+// Otherwise a strict error.
+void Compiler::make_unique(GrammarNode& n, std::vector<Part> item_parts, const std::string& ptr) {
+  if (n.items == kNoNode && n.prefix.empty()) return;
+  if (!n.prefix.empty()) return unsupported(ptr, "uniqueItems: true with prefixItems");
+  const auto candidates = finite_values(std::move(item_parts), 0);
+  const bool scalars =
+      candidates && std::none_of(candidates->begin(), candidates->end(),
+                                 [](const json& v) { return v.is_object() || v.is_array(); });
+  if (!scalars) {
+    return unsupported(ptr,
+                       "uniqueItems: true over items other than a finite set of scalars "
+                       "(enum, const, boolean, null)");
+  }
+  const std::vector<json> values = accepted_values(g_, n.items, *candidates);
+  if (values.size() > kMaxUniqueValues) {
+    return unsupported(
+        ptr, "uniqueItems: true over more than " + std::to_string(kMaxUniqueValues) + " values");
+  }
+  n.max_items = std::min(n.max_items, static_cast<uint32_t>(values.size()));
+  n.unique = true;
+  if (values.empty()) {
+    n.items = kNoNode;
+    return;
+  }
+  GrammarNode alt;
+  alt.kind = NodeKind::kAnyOf;
+  for (ValueLeaf& l : value_leaves(values, opt_.max_dfa_states)) {
+    GrammarNode leaf;
+    leaf.kind = NodeKind::kLeaf;
+    leaf.dfa = add_dfa(std::move(l.dfa));
+    leaf.value_ids = std::move(l.value_ids);
+    alt.options.push_back(add(std::move(leaf)));
+  }
+  n.items = alt.options.size() == 1 ? alt.options[0] : add(std::move(alt));
+}
+
+GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
+  unsigned types = kAllTypes;
+  json common;  // the intersection of several enum/const lists
+  const json* values = enum_values(parts, types, common) ? &common : nullptr;
   const std::vector<Negation> negs = negations(parts);
   for (const auto& n : negs) types &= ~n.types;
   if (types & kInteger && types & kNumber) types &= ~kInteger;  // integer ⊂ number
@@ -545,6 +594,14 @@ GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
   return alt;
 }
 
+// No two items equal (JSON equality).
+static bool items_unique(const json& a) {
+  for (size_t i = 0; i < a.size(); ++i)
+    for (size_t k = i + 1; k < a.size(); ++k)
+      if (a[i] == a[k]) return false;
+  return true;
+}
+
 std::vector<uint32_t> Compiler::enum_options(std::vector<Part>& parts, unsigned types,
                                              const json& values) {
   std::vector<std::string> strings, scalars;
@@ -572,6 +629,11 @@ std::vector<uint32_t> Compiler::enum_options(std::vector<Part>& parts, unsigned 
             unsupported(p.ptr + "/" + kw, std::string(kw) + " together with enum/const");
         }
       }
+      const bool unique = std::any_of(parts.begin(), parts.end(), [](const Part& p) {
+        auto it = p.j->find("uniqueItems");
+        return it != p.j->end() && it->is_boolean() && it->get<bool>();
+      });
+      if (v.is_array() && unique && !items_unique(v)) continue;
       options.push_back(const_node(v));
     }
   }
@@ -1072,6 +1134,7 @@ uint32_t Compiler::array_node(std::vector<Part>& parts, size_t depth) {
     std::string rest_ptr;
   };
   std::vector<Shape> shapes;
+  std::string unique_at;  // where uniqueItems: true is, if anywhere
   for (const auto& p : parts) {
     const json& j = *p.j;
     Shape s;
@@ -1102,6 +1165,8 @@ uint32_t Compiler::array_node(std::vector<Part>& parts, size_t depth) {
       n.min_items = std::max(n.min_items, count_of(*it, p.ptr + "/minItems"));
     if (auto it = j.find("maxItems"); it != j.end())
       n.max_items = std::min(n.max_items, count_of(*it, p.ptr + "/maxItems"));
+    if (auto it = j.find("uniqueItems"); it != j.end() && it->is_boolean() && it->get<bool>())
+      unique_at = p.ptr + "/uniqueItems";
     shapes.push_back(std::move(s));
   }
   auto item_parts = [&](size_t i) {
@@ -1129,6 +1194,7 @@ uint32_t Compiler::array_node(std::vector<Part>& parts, size_t depth) {
   }
   if (n.items == kNoNode)
     n.max_items = std::min<uint32_t>(n.max_items, static_cast<uint32_t>(n.prefix.size()));
+  if (!unique_at.empty() && n.max_items > 1) make_unique(n, item_parts(prefix_len), unique_at);
   if (n.min_items > n.max_items) return never();
   return add(std::move(n));
 }
