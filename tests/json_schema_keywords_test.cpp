@@ -360,6 +360,55 @@ TEST(JsonSchemaKeywords, ManyAlternativesAreOneLexeme) {
 
 // if/then/else testing one property: non-objects and matching objects take
 // then, the others else (checked against Python jsonschema in the oracle).
+TEST(JsonSchemaKeywords, ManyObjectAlternativesAreAllKept) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  // 300 object branches all start with '{': the matcher carries every one
+  // side by side until the discriminator tells them apart, whatever the
+  // key order.
+  std::string schema = R"({"anyOf":[)";
+  for (int i = 0; i < 300; ++i) {
+    if (i) schema += ",";
+    schema += R"({"type":"object","properties":{"kind":{"const":"k)" + std::to_string(i) +
+              R"("},"v":{"type":"integer"}},"required":["kind"],"additionalProperties":false})";
+  }
+  schema += "]}";
+  expect_schema(schema,
+                {R"({"kind":"k0"})", R"({"kind":"k150","v":1})", R"({"v":2,"kind":"k299"})"},
+                {R"({"kind":"k300"})", R"({"v":1})", R"({"kind":"k1","w":1})"});
+  // More than the matcher can carry is refused at compile time, not lost.
+  std::string huge = R"({"anyOf":[)";
+  for (int i = 0; i < 1100; ++i) {
+    if (i) huge += ",";
+    huge += R"({"type":"array","maxItems":)" + std::to_string(i) + "}";
+  }
+  huge += "]}";
+  EXPECT_EQ(schema_error(huge), "unsupported /");
+  try {
+    compile(huge);
+  } catch (const nextok::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 1024"), std::string::npos) << e.what();
+  }
+}
+
+TEST(JsonSchemaKeywords, AlternativesThatOnlyListValuesAreOneEnum) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  // Documented enums (a const and a description per branch) under a
+  // pattern compile as one enum, not one conjunction per branch.
+  std::string branches;
+  for (int i = 0; i < 400; ++i) {
+    if (i) branches += ",";
+    branches += R"({"const":"Task)" + std::to_string(i) + R"(@1","description":"d","x-vendor":1})";
+  }
+  const std::string any = R"({"type":"string","pattern":"^Task1","anyOf":[)" + branches + "]}";
+  expect_schema(any, {R"("Task1@1")", R"("Task199@1")"}, {R"("Task2@1")", R"("Task1@2")", "1"});
+  // oneOf: a value two branches list matches both, so it is excluded.
+  expect_schema(R"({"oneOf":[{"const":"a"},{"enum":["a","b"]},{"const":1,"title":"one"}]})",
+                {R"("b")", "1", "1.0"}, {R"("a")", "2"});
+  // A branch that constrains otherwise keeps the general path.
+  expect_schema(R"({"oneOf":[{"const":"a"},{"type":"string","pattern":"^[a-c]$"}]})",
+                {R"("b")", R"("c")"}, {R"("a")", R"("bb")"});
+}
+
 TEST(JsonSchemaKeywords, IfThenElseOnADiscriminator) {
   SCHEMA_TEST_NEEDS_LLAMA();
   expect_schema(R"({"type":"object","properties":{"kind":{"enum":["a","b"]}},

@@ -35,6 +35,7 @@ struct MaskbenchArgs {
   std::vector<std::string> paths;
   bool json_lines = false;
   bool lenient = false;
+  uint32_t max_compile_ms = 0;  // 0: the default budget
   bool compact = false;
   bool quiet = false;
   size_t limit = 0;
@@ -155,6 +156,7 @@ int run(const MaskbenchArgs& a) {
   const Vocabulary& vocab = tok.vocab();
   JsonConstraintOptions opt;
   opt.strict = !a.lenient;
+  if (a.max_compile_ms) opt.limits.max_compile_ms = a.max_compile_ms;
   if (a.compact) opt.max_whitespace = 0;
   std::vector<std::filesystem::path> files;
   for (const auto& p : a.paths) collect(p, files);
@@ -238,7 +240,8 @@ int run(const MaskbenchArgs& a) {
       line["invalid_accepted"] = ia;
       line["passing"] = pass;
       if (tbm.size() > first_mask)
-        line["tbm_max_us"] = *std::max_element(tbm.begin() + static_cast<ptrdiff_t>(first_mask), tbm.end());
+        line["tbm_max_us"] =
+            *std::max_element(tbm.begin() + static_cast<ptrdiff_t>(first_mask), tbm.end());
       if (!failures.empty()) line["failures"] = failures;
       if (!a.quiet) std::printf("%s\n", line.dump().c_str());
     }
@@ -298,6 +301,8 @@ std::function<int()> add_maskbench(CLI::App& app) {
   cmd->add_flag("--compact", a->compact, "No whitespace between JSON tokens");
   cmd->add_flag("--quiet", a->quiet, "Only the summary line");
   cmd->add_option("--limit", a->limit, "Stop after this many schemas");
+  cmd->add_option("--max-compile-ms", a->max_compile_ms,
+                  "Compile budget per schema (ConstraintLimits::max_compile_ms)");
   cmd->add_option("--min-passing", a->min_passing, "Exit 1 when fewer schemas pass (a baseline)");
   cmd->add_option("--anchor", a->anchors,
                   "Also run llguidance / xgrammar / outlines-core on the same files");

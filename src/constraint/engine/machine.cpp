@@ -89,23 +89,14 @@ bool is_json_whitespace(uint8_t b) noexcept {
 // Each state's bits become the union of the bits of the states it reaches.
 static void propagate_reach(const Dfa& d, std::vector<uint64_t>& r) {
   const size_t n = d.states();
-  std::vector<std::vector<int32_t>> rev(n);
-  for (size_t s = 0; s < n; ++s) {
-    for (int b = 0; b < 256; ++b) {
-      const int32_t t = d.next(static_cast<int32_t>(s), static_cast<uint8_t>(b));
-      if (t >= 0 && (rev[static_cast<size_t>(t)].empty() ||
-                     rev[static_cast<size_t>(t)].back() != static_cast<int32_t>(s))) {
-        rev[static_cast<size_t>(t)].push_back(static_cast<int32_t>(s));
-      }
-    }
-  }
+  const DfaPredecessors rev = d.predecessors();
   std::vector<int32_t> work;
   for (size_t s = 0; s < n; ++s)
     if (r[s]) work.push_back(static_cast<int32_t>(s));
   while (!work.empty()) {
     const auto t = static_cast<size_t>(work.back());
     work.pop_back();
-    for (int32_t f : rev[t]) {
+    for (int32_t f : rev.of(t)) {
       const uint64_t merged = r[static_cast<size_t>(f)] | r[t];
       if (merged != r[static_cast<size_t>(f)]) {
         r[static_cast<size_t>(f)] = merged;
@@ -559,16 +550,46 @@ void Machine::step_one(std::span<const Frame> cfg, uint8_t b, ConfigSet& out) co
   out.frames.resize(std::max(base, committed));
 }
 
+static uint64_t config_hash(std::span<const Frame> c) noexcept {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+  for (const Frame& f : c) {
+    mix(f.node);
+    mix(static_cast<uint32_t>(f.q));
+    mix(f.n);
+    mix(f.cur);
+    mix(f.seen);
+    mix(static_cast<uint64_t>(f.ws) | static_cast<uint64_t>(f.esc) << 8 |
+        static_cast<uint64_t>(f.kind) << 16);
+  }
+  return h;
+}
+
 void Machine::finish(ConfigSet& out, size_t begin) const {
   // Drop duplicate configurations (alternatives that have merged).
   if (out.size() - begin < 2) return;
   ConfigSet uniq;
+  // Small sets compare pairwise; large ones (many object alternatives side
+  // by side) compare only configurations whose hashes agree.
+  const bool hashed = out.size() > 16;
+  thread_local std::vector<std::pair<uint64_t, uint32_t>> kept;  // (hash, index in uniq)
+  kept.clear();
   for (size_t k = 0; k < out.size(); ++k) {
     const auto c = out.config(k);
     bool dup = false;
-    for (size_t j = 0; j < uniq.size() && !dup; ++j) {
-      const auto u = uniq.config(j);
-      dup = u.size() == c.size() && std::equal(u.begin(), u.end(), c.begin());
+    if (hashed) {
+      const uint64_t h = config_hash(c);
+      auto it = std::lower_bound(kept.begin(), kept.end(), std::pair{h, uint32_t{0}});
+      for (auto j = it; j != kept.end() && j->first == h && !dup; ++j) {
+        const auto u = uniq.config(j->second);
+        dup = u.size() == c.size() && std::equal(u.begin(), u.end(), c.begin());
+      }
+      if (!dup) kept.insert(it, {h, static_cast<uint32_t>(uniq.size())});
+    } else {
+      for (size_t j = 0; j < uniq.size() && !dup; ++j) {
+        const auto u = uniq.config(j);
+        dup = u.size() == c.size() && std::equal(u.begin(), u.end(), c.begin());
+      }
     }
     if (dup) continue;
     uniq.frames.insert(uniq.frames.end(), c.begin(), c.end());

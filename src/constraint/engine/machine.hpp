@@ -96,8 +96,10 @@ struct LengthBounds {
 class Machine {
  public:
   // Sets larger than this keep their first configurations only (sound:
-  // fewer alternatives, never a wrong one).
-  static constexpr size_t kMaxConfigs = 64;
+  // fewer alternatives, never a wrong one). The schema compiler refuses an
+  // anyOf with more options than this, so only nested alternatives that
+  // multiply could reach it.
+  static constexpr size_t kMaxConfigs = 1024;
   static constexpr size_t kMaxStack = 256;  // frames; deeper nesting is rejected
 
   explicit Machine(const Grammar& g);

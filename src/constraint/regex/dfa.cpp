@@ -396,6 +396,33 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
   return d;
 }
 
+DfaPredecessors Dfa::predecessors_of(std::span<const int32_t> table, size_t states) {
+  DfaPredecessors p;
+  p.begin.assign(states + 1, 0);
+  std::vector<int32_t> last(states, -1);  // the latest source counted per target
+  for (size_t k = 0; k < states; ++k) {
+    for (size_t b = 0; b < 256; ++b) {
+      const int32_t t = table[k * 256 + b];
+      if (t < 0 || last[static_cast<size_t>(t)] == static_cast<int32_t>(k)) continue;
+      last[static_cast<size_t>(t)] = static_cast<int32_t>(k);
+      ++p.begin[static_cast<size_t>(t) + 1];
+    }
+  }
+  for (size_t t = 0; t < states; ++t) p.begin[t + 1] += p.begin[t];
+  p.from.resize(p.begin[states]);
+  std::vector<uint32_t> fill(p.begin.begin(), p.begin.end() - 1);
+  std::fill(last.begin(), last.end(), -1);
+  for (size_t k = 0; k < states; ++k) {
+    for (size_t b = 0; b < 256; ++b) {
+      const int32_t t = table[k * 256 + b];
+      if (t < 0 || last[static_cast<size_t>(t)] == static_cast<int32_t>(k)) continue;
+      last[static_cast<size_t>(t)] = static_cast<int32_t>(k);
+      p.from[fill[static_cast<size_t>(t)]++] = static_cast<int32_t>(k);
+    }
+  }
+  return p;
+}
+
 void Dfa::finish(const std::vector<std::vector<uint32_t>>& labels) {
   const size_t n = labels.size();
   accepting_.assign(n, 0);
@@ -407,13 +434,7 @@ void Dfa::finish(const std::vector<std::vector<uint32_t>>& labels) {
     accepting_[k] = labels[k].empty() ? 0 : 1;
   }
   // Remove states that cannot reach acceptance (reverse reachability).
-  std::vector<std::vector<int32_t>> rev(n);
-  for (size_t k = 0; k < n; ++k) {
-    for (int b = 0; b < 256; ++b) {
-      const int32_t t = table_[k * 256 + static_cast<size_t>(b)];
-      if (t >= 0) rev[static_cast<size_t>(t)].push_back(static_cast<int32_t>(k));
-    }
-  }
+  const DfaPredecessors rev = predecessors_of(table_, n);
   std::vector<uint8_t> live(n, 0);
   std::vector<int32_t> stack;
   for (size_t k = 0; k < n; ++k) {
@@ -425,7 +446,7 @@ void Dfa::finish(const std::vector<std::vector<uint32_t>>& labels) {
   while (!stack.empty()) {
     const int32_t t = stack.back();
     stack.pop_back();
-    for (int32_t f : rev[static_cast<size_t>(t)]) {
+    for (int32_t f : rev.of(static_cast<size_t>(t))) {
       if (!live[static_cast<size_t>(f)]) {
         live[static_cast<size_t>(f)] = 1;
         stack.push_back(f);

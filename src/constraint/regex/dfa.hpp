@@ -40,6 +40,16 @@ struct RegexAlternative {
   bool unicode_classes = false;  // as RegexOptions::unicode_classes, for this one
 };
 
+// The predecessors of each state, each listed once: from[begin[t] ..
+// begin[t + 1]) are the states with some byte into t.
+struct DfaPredecessors {
+  std::vector<uint32_t> begin;
+  std::vector<int32_t> from;
+  std::span<const int32_t> of(size_t t) const noexcept {
+    return std::span(from).subspan(begin[t], begin[t + 1] - begin[t]);
+  }
+};
+
 class Dfa {
  public:
   static constexpr int32_t kDead = -1;
@@ -81,6 +91,9 @@ class Dfa {
   }
   size_t states() const noexcept { return accepting_.size(); }
   std::span<const int32_t> table() const noexcept { return table_; }
+  DfaPredecessors predecessors() const { return predecessors_of(table_, states()); }
+  // Of a transition table (states × 256, kDead for none).
+  static DfaPredecessors predecessors_of(std::span<const int32_t> table, size_t states);
   // Same states, transitions, acceptance and labels.
   bool operator==(const Dfa& o) const noexcept {
     return start_ == o.start_ && table_ == o.table_ && accepting_ == o.accepting_ &&

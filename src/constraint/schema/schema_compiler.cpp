@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -34,6 +35,26 @@ constexpr const char* kUnsupported[] = {
     "propertyNames",    "dependentSchemas", "unevaluatedProperties",
     "unevaluatedItems", "$dynamicRef",      "$recursiveRef"};
 
+// The distinct options of an anyOf through nested anyOf (what the matcher
+// forks into at its first byte).
+size_t flat_option_count(const Grammar& g, const GrammarNode& n) {
+  std::set<uint32_t> seen;
+  std::vector<uint32_t> work(n.options.begin(), n.options.end());
+  size_t count = 0;
+  while (!work.empty()) {
+    const uint32_t o = work.back();
+    work.pop_back();
+    if (!seen.insert(o).second) continue;
+    const GrammarNode& x = g.nodes[o];
+    if (x.kind == NodeKind::kAnyOf) {
+      work.insert(work.end(), x.options.begin(), x.options.end());
+    } else if (x.kind != NodeKind::kNever) {
+      ++count;
+    }
+  }
+  return count;
+}
+
 class Compiler {
  public:
   Compiler(const json& root, const SchemaCompileOptions& opt, const StandardDfas& sd)
@@ -59,6 +80,15 @@ class Compiler {
     prune_unproductive(g_);
     if (g_.nodes[g_.root].kind == NodeKind::kNever) {
       fail(ErrorCode::kInvalidArgument, "", "no JSON value satisfies this schema");
+    }
+    // The matcher carries an anyOf's options side by side; more than it can
+    // carry would silently lose some of them.
+    for (const auto& n : g_.nodes) {
+      if (n.kind == NodeKind::kAnyOf && flat_option_count(g_, n) > Machine::kMaxConfigs) {
+        fail(ErrorCode::kUnsupported, "",
+             "an anyOf/oneOf with more than " + std::to_string(Machine::kMaxConfigs) +
+                 " object or array alternatives is not supported");
+      }
     }
     return {std::move(g_), std::move(warnings_)};
   }
@@ -277,6 +307,13 @@ class Compiler {
           fail(ErrorCode::kInvalidArgument, parts[k].ptr + "/" + kw,
                std::string(kw) + " must be a non-empty array");
         }
+        // Branches that only list values are one enum: no distribution.
+        if (const json* values = value_union(*it, bit == kOneOfDone)) {
+          const std::string ptr = parts[k].ptr + "/" + kw;
+          parts[k].done |= bit;
+          parts.push_back({values, ptr, 0});
+          continue;
+        }
         GrammarNode alt;
         alt.kind = NodeKind::kAnyOf;
         for (size_t i = 0; i < it->size(); ++i) {
@@ -372,7 +409,7 @@ class Compiler {
   uint32_t const_node(const json& v);
   InternedDfa pattern_dfa(const std::string& pattern, bool search, const std::string& ptr);
   uint32_t key_dfa(const GrammarNode& n);
-  uint32_t string_node(std::vector<Part>& parts, const Dfa* literal);
+  uint32_t string_node(std::vector<Part>& parts, std::shared_ptr<const Dfa> literal);
   uint32_t number_node(std::vector<Part>& parts, bool integer);
   bool number_allowed(const std::vector<Part>& parts, const json& v) const {
     return std::all_of(parts.begin(), parts.end(),
@@ -381,6 +418,8 @@ class Compiler {
   uint32_t object_node(std::vector<Part>& parts, size_t depth);
   uint32_t array_node(std::vector<Part>& parts, size_t depth);
   bool enum_values(const std::vector<Part>& parts, unsigned& types, json& common);
+  const json* value_union(const json& branches, bool one_of);
+  std::shared_ptr<const Dfa> enum_dfa_ptr(std::vector<std::string> texts, bool strings);
   std::optional<std::vector<json>> finite_values(std::vector<Part> parts, size_t depth);
   void make_unique(GrammarNode& n, std::vector<Part> item_parts, const std::string& ptr);
 
@@ -396,6 +435,9 @@ class Compiler {
   std::map<Key, uint32_t> memo_;
   // Per if-bearing schema, its cases (kept so recursion meets the same parts).
   std::map<const json*, std::vector<Case>> if_cases_;
+  // Per anyOf/oneOf array whose branches only list values: that enum (null: not such).
+  std::map<const json*, std::unique_ptr<const json>> value_unions_;
+  std::map<std::vector<std::string>, std::shared_ptr<const Dfa>> enum_dfas_;
   std::set<uint32_t> pending_;
   uint32_t never_ = kNoNode, any_ = kNoNode;
   size_t dfa_states_ = 0;
@@ -491,6 +533,102 @@ bool Compiler::enum_values(const std::vector<Part>& parts, unsigned& types, json
     }
   }
   return any;
+}
+
+// Keywords that constrain an instance besides enum and const: a branch with
+// none of them only lists values (the rest are annotations or unknown).
+constexpr const char* kConstraining[] = {"type",
+                                         "multipleOf",
+                                         "maximum",
+                                         "exclusiveMaximum",
+                                         "minimum",
+                                         "exclusiveMinimum",
+                                         "maxLength",
+                                         "minLength",
+                                         "pattern",
+                                         "format",
+                                         "maxItems",
+                                         "minItems",
+                                         "uniqueItems",
+                                         "maxContains",
+                                         "minContains",
+                                         "contains",
+                                         "maxProperties",
+                                         "minProperties",
+                                         "required",
+                                         "dependentRequired",
+                                         "dependencies",
+                                         "properties",
+                                         "patternProperties",
+                                         "additionalProperties",
+                                         "items",
+                                         "prefixItems",
+                                         "additionalItems",
+                                         "propertyNames",
+                                         "unevaluatedItems",
+                                         "unevaluatedProperties",
+                                         "allOf",
+                                         "anyOf",
+                                         "oneOf",
+                                         "not",
+                                         "if",
+                                         "then",
+                                         "else",
+                                         "dependentSchemas",
+                                         "$ref",
+                                         "$dynamicRef",
+                                         "$recursiveRef"};
+
+// anyOf of branches that only list values (enum/const and annotations) is
+// the enum of their union; oneOf keeps the values exactly one branch lists.
+// Distributing such branches one by one would multiply the conjunction by
+// their count (an anyOf of 259 consts under a pattern: 259 conjunctions).
+const json* Compiler::value_union(const json& branches, bool one_of) {
+  if (auto it = value_unions_.find(&branches); it != value_unions_.end()) return it->second.get();
+  auto& slot = value_unions_[&branches];
+  std::vector<json> values;
+  std::vector<size_t> branches_with;  // per value: how many branches list it
+  std::map<json, size_t> index;       // value → its place in `values`
+  for (const json& b : branches) {
+    if (!b.is_object()) return nullptr;
+    json mine;  // this branch's values: const ∩ enum
+    bool any = false;
+    for (const auto& [k, v] : b.items()) {
+      if (k == "enum" || k == "const") {
+        if (k == "enum" && !v.is_array()) return nullptr;  // the plain path reports it
+        json list = k == "const" ? json::array({v}) : v;
+        if (!any) {
+          mine = std::move(list);
+        } else {
+          json keep = json::array();
+          for (const auto& x : mine)
+            if (std::find(list.begin(), list.end(), x) != list.end()) keep.push_back(x);
+          mine = std::move(keep);
+        }
+        any = true;
+      } else if (std::any_of(std::begin(kConstraining), std::end(kConstraining),
+                             [&](const char* c) { return k == c; })) {
+        return nullptr;
+      }
+    }
+    if (!any) return nullptr;
+    std::set<json> distinct(mine.begin(), mine.end());  // json's < compares numbers by value
+    for (const auto& x : distinct) {
+      auto [at, fresh] = index.emplace(x, values.size());
+      if (fresh) {
+        values.push_back(x);
+        branches_with.push_back(1);
+      } else {
+        ++branches_with[at->second];
+      }
+    }
+    tick();
+  }
+  json out = json::array();
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!one_of || branches_with[i] == 1) out.push_back(values[i]);
+  slot = std::make_unique<const json>(json{{"enum", std::move(out)}});
+  return slot.get();
 }
 
 // A finite superset of the values the parts admit, when one is evident:
@@ -637,25 +775,31 @@ std::vector<uint32_t> Compiler::enum_options(std::vector<Part>& parts, unsigned 
       options.push_back(const_node(v));
     }
   }
-  if (!strings.empty()) {
-    std::vector<RegexAlternative> alts;
-    for (const auto& s : strings) alts.push_back({s, true});
-    RegexOptions ro;
-    ro.json_string = true;
-    ro.max_states = opt_.max_dfa_states;
-    const Dfa lit = Dfa::compile_labeled(alts, ro);
-    options.push_back(string_node(parts, &lit));
-  }
+  if (!strings.empty())
+    options.push_back(string_node(parts, enum_dfa_ptr(std::move(strings), true)));
   if (!scalars.empty()) {
     std::sort(scalars.begin(), scalars.end());
     scalars.erase(std::unique(scalars.begin(), scalars.end()), scalars.end());
-    std::vector<RegexAlternative> alts;
-    for (const auto& s : scalars) alts.push_back({s, false});  // regexes (literals escape nothing)
-    RegexOptions ro;
-    ro.max_states = opt_.max_dfa_states;
-    options.push_back(leaf(add_dfa(Dfa::compile_labeled(alts, ro))));
+    options.push_back(leaf(add_dfa(enum_dfa_ptr(std::move(scalars), false), false)));
   }
   return options;
+}
+
+// The DFA of enumerated strings (literal content) or scalar spellings
+// (regexes), compiled once per list: a list met under many conjunctions
+// (an enum beside each branch of a large anyOf) is not compiled again.
+std::shared_ptr<const Dfa> Compiler::enum_dfa_ptr(std::vector<std::string> texts, bool strings) {
+  texts.push_back(strings ? "s" : "n");  // the key's last entry: which kind
+  auto& slot = enum_dfas_[texts];
+  if (!slot) {
+    std::vector<RegexAlternative> alts;
+    for (size_t i = 0; i + 1 < texts.size(); ++i) alts.push_back({texts[i], strings});
+    RegexOptions ro;
+    ro.json_string = strings;
+    ro.max_states = opt_.max_dfa_states;
+    slot = std::make_shared<const Dfa>(Dfa::compile_labeled(alts, ro));
+  }
+  return slot;
 }
 
 // An object or array value of enum/const, exactly (any whitespace).
@@ -704,10 +848,9 @@ InternedDfa Compiler::pattern_dfa(const std::string& pattern, bool search, const
   }
 }
 
-uint32_t Compiler::string_node(std::vector<Part>& parts, const Dfa* literal) {
-  std::shared_ptr<const Dfa> d;
+uint32_t Compiler::string_node(std::vector<Part>& parts, std::shared_ptr<const Dfa> literal) {
+  std::shared_ptr<const Dfa> d = literal;
   bool shared = false;
-  if (literal) d = std::make_shared<const Dfa>(*literal);
   uint32_t min_chars = 0, max_chars = kUnbounded;
   auto narrow = [&](InternedDfa x) {
     if (!d) {
