@@ -401,6 +401,12 @@ TEST(JsonSchemaKeywords, AlternativesThatOnlyListValuesAreOneEnum) {
   }
   const std::string any = R"({"type":"string","pattern":"^Task1","anyOf":[)" + branches + "]}";
   expect_schema(any, {R"("Task1@1")", R"("Task199@1")"}, {R"("Task2@1")", R"("Task1@2")", "1"});
+  // In an anyOf the value-only branches merge beside the others.
+  expect_schema(R"({"type":"string","pattern":"^Task1","anyOf":[)" + branches +
+                    R"(,{"type":"string","maxLength":6}]})",
+                {R"("Task1@1")", R"("Task1x")"}, {R"("Task2@1")", R"("Task1xy")"});
+  expect_schema(R"({"anyOf":[{"const":"a"},{"enum":["b",2]},{"type":"integer","minimum":5}]})",
+                {R"("a")", R"("b")", "2", "7"}, {R"("c")", "3"});
   // oneOf: a value two branches list matches both, so it is excluded.
   expect_schema(R"({"oneOf":[{"const":"a"},{"enum":["a","b"]},{"const":1,"title":"one"}]})",
                 {R"("b")", "1", "1.0"}, {R"("a")", "2"});

@@ -233,6 +233,34 @@ def corpus_synthetic_arrays(count: int = 200, seed: int = 23) -> Iterator[tuple[
         yield f"synthetic-arrays/{i}", schema
 
 
+def corpus_synthetic_unions(count: int = 60, seed: int = 29) -> Iterator[tuple[str, Any]]:
+    """Generated discriminated unions: anyOf/oneOf of many object branches
+    (20 to 400, more than the matcher's old 64-configuration cap) told apart
+    by a const or pattern property that may come after other keys, with
+    shared properties beside the union, and documented enums (a const and a
+    description per branch) under a pattern."""
+    rng = random.Random(seed)
+    for i in range(count):
+        n = rng.choice([20, 70, 150, 400])
+        kw = rng.choice(["anyOf", "oneOf"])
+        branches = []
+        for b in range(n):
+            tag: dict[str, Any] = {"const": f"T{b}@1"} if rng.random() < 0.5 else {"pattern": f"^T{b}@[0-9]$"}
+            props: dict[str, Any] = {"task": tag}
+            if rng.random() < 0.5:
+                props["inputs"] = {"type": "object", "properties": {f"in{b % 7}": {"type": "string"}},
+                                   "required": [f"in{b % 7}"] if rng.random() < 0.5 else []}
+            branches.append({"properties": props, "required": ["task"], "description": f"branch {b}"})
+        schema: dict[str, Any] = {"type": "object", kw: branches,
+                                  "properties": {"name": {"type": "string"}, "enabled": {"type": "boolean"},
+                                                 "task": {"anyOf": [{"const": f"T{b}@1", "description": "d"}
+                                                                    for b in range(n)] + [{"type": "string"}]}}}
+        if rng.random() < 0.5:
+            schema["properties"]["kind"] = {"type": "string", "pattern": "^T",
+                                            "oneOf": [{"const": f"T{b}", "title": str(b)} for b in range(n)]}
+        yield f"synthetic-unions/{i}", schema
+
+
 def definitions_of(corpus: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
     """Each named definition of a schema as a schema of its own, with the
     document's definitions beside it so that its references resolve: real
@@ -261,6 +289,7 @@ CORPORA = {
     "pyproject": corpus_pyproject,
     "synthetic-keys": corpus_synthetic_keys,
     "synthetic-arrays": corpus_synthetic_arrays,
+    "synthetic-unions": corpus_synthetic_unions,
 }
 
 

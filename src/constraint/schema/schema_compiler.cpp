@@ -308,20 +308,28 @@ class Compiler {
                std::string(kw) + " must be a non-empty array");
         }
         // Branches that only list values are one enum: no distribution.
-        if (const json* values = value_union(*it, bit == kOneOfDone)) {
+        const ValueSplit& split = value_split(*it, bit == kOneOfDone);
+        if (split.values && split.others.empty()) {
           const std::string ptr = parts[k].ptr + "/" + kw;
           parts[k].done |= bit;
-          parts.push_back({values, ptr, 0});
+          parts.push_back({split.values.get(), ptr, 0});
           continue;
         }
         GrammarNode alt;
         alt.kind = NodeKind::kAnyOf;
-        for (size_t i = 0; i < it->size(); ++i) {
+        auto branch = [&](const json* b, const std::string& ptr) {
           std::vector<Part> sub = parts;
           sub[k].done |= bit;
-          sub.push_back({&(*it)[i], parts[k].ptr + "/" + kw + "/" + std::to_string(i), 0});
+          sub.push_back({b, ptr, 0});
           const uint32_t o = conj(std::move(sub), depth + 1);
           if (!is_never(o) || bit == kOneOfDone) alt.options.push_back(o);
+        };
+        const std::string at = parts[k].ptr + "/" + kw;
+        if (split.values) {  // anyOf: the value-only branches as one enum, the others each
+          branch(split.values.get(), at);
+          for (size_t i : split.others) branch(&(*it)[i], at + "/" + std::to_string(i));
+        } else {
+          for (size_t i = 0; i < it->size(); ++i) branch(&(*it)[i], at + "/" + std::to_string(i));
         }
         // A branch still being compiled (recursion) has no shape yet: it
         // cannot be proven disjoint from the others.
@@ -418,7 +426,12 @@ class Compiler {
   uint32_t object_node(std::vector<Part>& parts, size_t depth);
   uint32_t array_node(std::vector<Part>& parts, size_t depth);
   bool enum_values(const std::vector<Part>& parts, unsigned& types, json& common);
-  const json* value_union(const json& branches, bool one_of);
+  struct ValueSplit {
+    std::unique_ptr<const json> values;  // {"enum": [...]} of the value-only branches; null: none
+    std::vector<size_t> others;          // the branches that constrain otherwise
+  };
+  const ValueSplit& value_split(const json& branches, bool one_of);
+  static std::optional<json> listed_values(const json& branch);
   std::shared_ptr<const Dfa> enum_dfa_ptr(std::vector<std::string> texts, bool strings);
   std::optional<std::vector<json>> finite_values(std::vector<Part> parts, size_t depth);
   void make_unique(GrammarNode& n, std::vector<Part> item_parts, const std::string& ptr);
@@ -435,8 +448,8 @@ class Compiler {
   std::map<Key, uint32_t> memo_;
   // Per if-bearing schema, its cases (kept so recursion meets the same parts).
   std::map<const json*, std::vector<Case>> if_cases_;
-  // Per anyOf/oneOf array whose branches only list values: that enum (null: not such).
-  std::map<const json*, std::unique_ptr<const json>> value_unions_;
+  // Per anyOf/oneOf array: its value-only branches as one enum.
+  std::map<const json*, ValueSplit> value_splits_;
   std::map<std::vector<std::string>, std::shared_ptr<const Dfa>> enum_dfas_;
   std::set<uint32_t> pending_;
   uint32_t never_ = kNoNode, any_ = kNoNode;
@@ -583,36 +596,25 @@ constexpr const char* kConstraining[] = {"type",
 // the enum of their union; oneOf keeps the values exactly one branch lists.
 // Distributing such branches one by one would multiply the conjunction by
 // their count (an anyOf of 259 consts under a pattern: 259 conjunctions).
-const json* Compiler::value_union(const json& branches, bool one_of) {
-  if (auto it = value_unions_.find(&branches); it != value_unions_.end()) return it->second.get();
-  auto& slot = value_unions_[&branches];
+// In an anyOf, value-only branches merge even when others do not; a oneOf
+// merges only when every branch lists values (the others could match them).
+const Compiler::ValueSplit& Compiler::value_split(const json& branches, bool one_of) {
+  if (auto it = value_splits_.find(&branches); it != value_splits_.end()) return it->second;
+  ValueSplit& split = value_splits_[&branches];
   std::vector<json> values;
   std::vector<size_t> branches_with;  // per value: how many branches list it
   std::map<json, size_t> index;       // value → its place in `values`
-  for (const json& b : branches) {
-    if (!b.is_object()) return nullptr;
-    json mine;  // this branch's values: const ∩ enum
-    bool any = false;
-    for (const auto& [k, v] : b.items()) {
-      if (k == "enum" || k == "const") {
-        if (k == "enum" && !v.is_array()) return nullptr;  // the plain path reports it
-        json list = k == "const" ? json::array({v}) : v;
-        if (!any) {
-          mine = std::move(list);
-        } else {
-          json keep = json::array();
-          for (const auto& x : mine)
-            if (std::find(list.begin(), list.end(), x) != list.end()) keep.push_back(x);
-          mine = std::move(keep);
-        }
-        any = true;
-      } else if (std::any_of(std::begin(kConstraining), std::end(kConstraining),
-                             [&](const char* c) { return k == c; })) {
-        return nullptr;
-      }
+  size_t listing = 0;                 // value-only branches
+  for (size_t i = 0; i < branches.size(); ++i) {
+    tick();
+    const std::optional<json> mine = listed_values(branches[i]);
+    if (!mine) {
+      if (one_of) return split;
+      split.others.push_back(i);
+      continue;
     }
-    if (!any) return nullptr;
-    std::set<json> distinct(mine.begin(), mine.end());  // json's < compares numbers by value
+    ++listing;
+    const std::set<json> distinct(mine->begin(), mine->end());  // json's < compares numbers by value
     for (const auto& x : distinct) {
       auto [at, fresh] = index.emplace(x, values.size());
       if (fresh) {
@@ -622,13 +624,41 @@ const json* Compiler::value_union(const json& branches, bool one_of) {
         ++branches_with[at->second];
       }
     }
-    tick();
+  }
+  if (listing < 2) {
+    split.others.clear();
+    return split;
   }
   json out = json::array();
   for (size_t i = 0; i < values.size(); ++i)
     if (!one_of || branches_with[i] == 1) out.push_back(values[i]);
-  slot = std::make_unique<const json>(json{{"enum", std::move(out)}});
-  return slot.get();
+  split.values = std::make_unique<const json>(json{{"enum", std::move(out)}});
+  return split;
+}
+
+// The values a branch lists (const ∩ enum) when it has no other
+// constraining keyword; nullopt otherwise.
+std::optional<json> Compiler::listed_values(const json& b) {
+  if (!b.is_object()) return std::nullopt;
+  std::optional<json> mine;
+  for (const auto& [k, v] : b.items()) {
+    if (k == "enum" || k == "const") {
+      if (k == "enum" && !v.is_array()) return std::nullopt;  // the plain path reports it
+      json list = k == "const" ? json::array({v}) : v;
+      if (!mine) {
+        mine = std::move(list);
+      } else {
+        json keep = json::array();
+        for (const auto& x : *mine)
+          if (std::find(list.begin(), list.end(), x) != list.end()) keep.push_back(x);
+        mine = std::move(keep);
+      }
+    } else if (std::any_of(std::begin(kConstraining), std::end(kConstraining),
+                           [&](const char* c) { return k == c; })) {
+      return std::nullopt;
+    }
+  }
+  return mine;
 }
 
 // A finite superset of the values the parts admit, when one is evident:
