@@ -191,7 +191,54 @@ bool leaves_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& 
   }
 }
 
+bool objects_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b, int depth);
+
+void value_options(const Grammar& g, uint32_t n, std::vector<uint32_t>& out, int depth) {
+  const GrammarNode& x = g.nodes[n];
+  if (x.kind == NodeKind::kAnyOf && depth < 16) {
+    for (uint32_t o : x.options) value_options(g, o, out, depth + 1);
+  } else if (x.kind != NodeKind::kNever) {
+    out.push_back(n);
+  }
+}
+
+// No JSON value satisfies both nodes: each option of one against each of
+// the other, by first byte, by DFA intersection of leaves, or by a required
+// property of objects (to a bounded depth). False when not proven.
+bool values_disjoint(const Grammar& g, uint32_t x, uint32_t y, int depth) {
+  std::vector<uint32_t> xs, ys;
+  value_options(g, x, xs, 0);
+  value_options(g, y, ys, 0);
+  if (xs.size() * ys.size() > 64) return false;
+  for (uint32_t ox : xs) {
+    for (uint32_t oy : ys) {
+      const GrammarNode& a = g.nodes[ox];
+      const GrammarNode& b = g.nodes[oy];
+      if (a.kind == NodeKind::kLeaf && b.kind == NodeKind::kLeaf) {
+        if (!leaves_disjoint(g, a, b)) return false;
+      } else if (a.kind == NodeKind::kObject && b.kind == NodeKind::kObject) {
+        if (depth <= 0 ||
+            !(objects_disjoint(g, a, b, depth - 1) || objects_disjoint(g, b, a, depth - 1)))
+          return false;
+      } else if (a.kind == b.kind) {
+        return false;  // arrays: not analysed
+      } else if (a.kind == NodeKind::kLeaf || b.kind == NodeKind::kLeaf) {
+        // A leaf against a container: a leaf never starts with '{' or '['.
+        const GrammarNode& leaf = a.kind == NodeKind::kLeaf ? a : b;
+        const Dfa& d = *g.dfas[leaf.dfa];
+        if (d.next(d.start(), '{') >= 0 || d.next(d.start(), '[') >= 0) return false;
+      }
+      // Object against array: told apart by their first byte.
+    }
+  }
+  return true;
+}
+
 bool objects_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b) {
+  return objects_disjoint(g, a, b, 2);
+}
+
+bool objects_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b, int depth) {
   for (uint32_t ri : a.required) {
     const auto& pa = a.props[ri];
     const ObjectProperty* pb = nullptr;
@@ -201,14 +248,10 @@ bool objects_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode&
       if (b.additional == kNoNode && b.pattern_props.empty()) return true;  // b forbids it
       continue;
     }
+    if (g.nodes[pb->node].kind == NodeKind::kNever) return true;  // b has no value for it
     const bool b_requires = std::any_of(b.required.begin(), b.required.end(),
                                         [&](uint32_t k) { return &b.props[k] == pb; });
-    const auto& va = g.nodes[pa.node];
-    const auto& vb = g.nodes[pb->node];
-    if (b_requires && va.kind == NodeKind::kLeaf && vb.kind == NodeKind::kLeaf &&
-        leaves_disjoint(g, va, vb)) {
-      return true;
-    }
+    if (b_requires && values_disjoint(g, pa.node, pb->node, depth)) return true;
   }
   return false;
 }
@@ -237,7 +280,11 @@ bool pair_disjoint(const Grammar& g, uint32_t x, uint32_t y) {
 // pairwise products would cost the square of their count. nullopt past the
 // budget of walk states.
 std::optional<bool> leaves_disjoint_together(const Grammar& g, const std::vector<uint32_t>& leaves,
-                                             size_t budget, const std::function<void()>& tick) {
+                                             size_t budget, const std::function<void()>& tick,
+                                             const std::vector<uint32_t>* owners = nullptr) {
+  // Leaves with one owner may overlap each other (owners: per leaf; by
+  // default each leaf is its own).
+  auto owner = [&](uint32_t i) { return owners ? (*owners)[i] : i; };
   using Walk = std::vector<std::pair<uint32_t, int32_t>>;  // (leaf, state), sorted
   std::set<Walk> seen;
   std::vector<Walk> work(1);
@@ -250,14 +297,12 @@ std::optional<bool> leaves_disjoint_together(const Grammar& g, const std::vector
     if (tick) tick();
     const Walk w = std::move(work.back());
     work.pop_back();
-    uint32_t accepting = 0, last = UINT32_MAX;
+    uint32_t first_owner = UINT32_MAX;
     for (auto [i, q] : w) {
-      if (g.dfas[g.nodes[leaves[i]].dfa]->accepting(q) && i != last) {
-        ++accepting;
-        last = i;
-      }
+      if (!g.dfas[g.nodes[leaves[i]].dfa]->accepting(q)) continue;
+      if (first_owner == UINT32_MAX) first_owner = owner(i);
+      if (owner(i) != first_owner) return false;
     }
-    if (accepting >= 2) return false;
     for (auto& n : next) n.clear();
     for (auto [i, q] : w) {
       const Dfa& d = *g.dfas[g.nodes[leaves[i]].dfa];
@@ -267,8 +312,12 @@ std::optional<bool> leaves_disjoint_together(const Grammar& g, const std::vector
       }
     }
     for (auto& n : next) {
-      // Several states of one leaf never make an overlap by themselves.
-      if (n.size() < 2 || n.front().first == n.back().first) continue;
+      // States of one owner never make an overlap by themselves.
+      if (n.size() < 2 || std::all_of(n.begin(), n.end(), [&](const auto& x) {
+            return owner(x.first) == owner(n.front().first);
+          })) {
+        continue;
+      }
       if (seen.insert(n).second) work.push_back(n);
       if (seen.size() > budget) return std::nullopt;
     }
@@ -277,6 +326,38 @@ std::optional<bool> leaves_disjoint_together(const Grammar& g, const std::vector
 }
 
 }  // namespace
+
+// Many object branches told apart by one property every branch requires
+// and whose values (leaves) no two branches share: one joint walk of all
+// those leaves instead of a check per pair of branches.
+static bool discriminated(const Grammar& g, const std::vector<uint32_t>& objects,
+                          const std::function<void()>& tick) {
+  const GrammarNode& first = g.nodes[objects[0]];
+  for (uint32_t r : first.required) {
+    const std::string& name = first.props[r].name;
+    std::vector<uint32_t> leaves, owners;
+    bool ok = true;
+    for (uint32_t b = 0; b < objects.size() && ok; ++b) {
+      const GrammarNode& o = g.nodes[objects[b]];
+      ok = false;
+      for (uint32_t k : o.required) {
+        if (o.props[k].name != name) continue;
+        std::vector<uint32_t> vs;
+        value_options(g, o.props[k].node, vs, 0);
+        ok = std::all_of(vs.begin(), vs.end(),
+                         [&](uint32_t v) { return g.nodes[v].kind == NodeKind::kLeaf; });
+        for (uint32_t v : vs) {
+          leaves.push_back(v);
+          owners.push_back(b);
+        }
+        break;
+      }
+    }
+    if (!ok) continue;
+    if (leaves_disjoint_together(g, leaves, 200000, tick, &owners).value_or(false)) return true;
+  }
+  return false;
+}
 
 bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options,
                        const std::function<void()>& tick) {
@@ -298,7 +379,11 @@ bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options,
   const std::optional<bool> apart =
       leaves.size() > 2 ? leaves_disjoint_together(g, leaves, 200000, tick) : std::nullopt;
   if (apart ? !*apart : !pairs(leaves, leaves, true)) return false;
-  return pairs(others, others, true) && pairs(leaves, others, false);
+  const bool all_objects = std::all_of(others.begin(), others.end(), [&](uint32_t o) {
+    return g.nodes[o].kind == NodeKind::kObject;
+  });
+  const bool objects_apart = others.size() > 8 && all_objects && discriminated(g, others, tick);
+  return (objects_apart || pairs(others, others, true)) && pairs(leaves, others, false);
 }
 
 }  // namespace nextok::constraint
