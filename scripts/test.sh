@@ -22,11 +22,12 @@ ctest --preset dev -j "$jobs" -LE "constraint_datasets|model_oracles|cuda"
 
 # The dataset-wide constraint tests (MaskBench runs, soundness fuzz) and the
 # model tests (llama.cpp parity, generate end to end) from the optimised build.
-# The dev build already compiles (and warns on) the CUDA kernels; these tests
-# run on the CPU, so the release build skips nvcc's minutes.
+# The dev build already compiles (and warns on) everything, the CUDA kernels
+# included; these tests run the CLI (and the step-loop test) on the CPU, so
+# the release build makes only those targets, without nvcc's minutes.
 cmake --preset release -DNEXTOK_CUDA=OFF -DNEXTOK_PYTHON="$PWD/.venv/bin/python" \
   -DNEXTOK_SMOLLM2_WHEEL="${smol[0]}" -DNEXTOK_SMOLLM2_GGUF="${smol[1]}" >/dev/null
-cmake --build --preset release -j "$jobs"
+cmake --build --preset release -j "$jobs" --target nextok_cli nextok_step_loop_tests shared_tokenizers
 ctest --preset release -j "$jobs" -L "constraint_datasets|model_oracles"
 
 # The Python package: the wheel (scikit-build-core), a fresh venv, and

@@ -14,7 +14,7 @@ PY=${PYTHON:-python3}
 export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF}"
 if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   echo "building llama-cpp-python (several minutes)" >&2
-  .venv/bin/python -m pip install -q --no-cache-dir "$(grep '^llama-cpp-python' tests/python/requirements.txt)"
+  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} .venv/bin/python -m pip install -q --no-cache-dir "$(grep '^llama-cpp-python' tests/python/requirements.txt)"
 fi
 .venv/bin/python -m pip install -q -r tests/python/requirements.txt
 # Packages read only for the JSON schemas they ship (the oracle's corpora):
