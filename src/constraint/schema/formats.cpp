@@ -189,6 +189,7 @@ std::optional<std::string> format_regex(std::string_view format) {
   if (format == "relative-json-pointer") return relative_json_pointer();
   if (format == "uri-template") return uri_template();
   if (format == "uuid") return uuid();
+  if (format == "regex") return regex_syntax();
   return std::nullopt;
 }
 

@@ -28,6 +28,8 @@
 //   text forms (1-4 hex digits per group, "::", embedded IPv4), no zone id.
 // - idn-hostname and idn-email: the ASCII patterns above (sound subsets).
 // - uuid: 8-4-4-4-12 hex digits in either case.
+// - regex: ECMA-262 syntax valid with and without the u flag and for
+//   Python's re, groups nested at most 3 deep (regex_format.cpp).
 #pragma once
 
 #include <optional>
@@ -39,5 +41,8 @@ namespace nextok::constraint {
 // The pattern for a `format` value; nullopt for formats without one (the
 // caller then leaves the string unconstrained or reports it, by policy).
 std::optional<std::string> format_regex(std::string_view format);
+
+// The pattern of the `regex` format.
+std::string regex_syntax();
 
 }  // namespace nextok::constraint
