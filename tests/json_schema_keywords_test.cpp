@@ -119,6 +119,32 @@ TEST(JsonSchemaKeywords, PatternPropertiesOverlappingPatternsBothApply) {
                 {R"({"ab":-1})", R"({"ab":1.5})", R"({"a":"s"})"});
 }
 
+TEST(JsonSchemaKeywords, PropertyNames) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"object","propertyNames":{"pattern":"^[a-z]+$"}})",
+                {"{}", R"({"ab":1,"c":[]})"}, {R"({"A":1})", R"({"a1":2})", R"({"":0})"});
+  expect_schema(R"({"propertyNames":{"maxLength":3,"minLength":2}})", {R"({"abc":1})", "7"},
+                {R"({"abcd":1})", R"({"a":1})"});
+  expect_schema(R"({"type":"object","propertyNames":{"enum":["x","y",1]}})", {R"({"x":1,"y":2})"},
+                {R"({"z":1})", R"({"1":1})"});
+  expect_schema(R"({"type":"object","propertyNames":{"format":"uuid"}})",
+                {R"({"123e4567-e89b-12d3-a456-426614174000":1})"}, {R"({"x":1})"});
+  // Declared names it refuses cannot appear; a required one empties the schema.
+  expect_schema(R"({"properties":{"Bad":{},"ok":{}},"propertyNames":{"pattern":"^[a-z]+$"}})",
+                {R"({"ok":1})"}, {R"({"Bad":1})"});
+  EXPECT_EQ(schema_error(R"({"type":"object","required":["Bad"],
+                             "propertyNames":{"pattern":"^[a-z]+$"}})"),
+            "invalid_argument /");
+  // Other keys beside declared ones are narrowed too.
+  expect_schema(R"({"properties":{"id":{"type":"integer"}},"additionalProperties":{"type":"string"},
+                    "propertyNames":{"pattern":"^[a-z]{1,4}$"}})",
+                {R"({"id":1,"ab":"x"})", R"({"abcd":"y"})"},
+                {R"({"abcde":"x"})", R"({"AB":"x"})", R"({"id":"x"})"});
+  expect_schema(R"({"type":"object","propertyNames":false})", {"{}"}, {R"({"a":1})"});
+  EXPECT_EQ(schema_error(R"({"propertyNames":{"anyOf":[{"pattern":"a"}]}})"),
+            "unsupported /propertyNames/anyOf");
+}
+
 TEST(JsonSchemaKeywords, MinMaxProperties) {
   SCHEMA_TEST_NEEDS_LLAMA();
   expect_schema(R"({"minProperties":1,"maxProperties":2})",
@@ -710,7 +736,8 @@ TEST(JsonSchemaKeywords, StrictModeRejectsUnenforcedKeywords) {
   EXPECT_EQ(schema_error(R"({"if":{},"then":{}})"), "unsupported /if");
   EXPECT_EQ(schema_error(R"({"type":"array","contains":{"type":"integer"}})"),
             "unsupported /contains");
-  EXPECT_EQ(schema_error(R"({"propertyNames":{"maxLength":3}})"), "unsupported /propertyNames");
+  EXPECT_EQ(schema_error(R"({"propertyNames":{"not":{"const":"a"}}})"),
+            "unsupported /propertyNames/not");
   EXPECT_EQ(schema_error(R"({"dependentSchemas":{"a":{}}})"), "unsupported /dependentSchemas");
   EXPECT_EQ(schema_error(R"({"unevaluatedProperties":false})"),
             "unsupported /unevaluatedProperties");

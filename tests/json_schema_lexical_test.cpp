@@ -171,6 +171,10 @@ constexpr const char* kPerson = R"({"type":"object","properties":{
 constexpr const char* kUnique = R"({"type":"array","uniqueItems":true,
     "items":{"enum":["a","b","ab","abc",1,10,100,true,null]}})";
 
+// propertyNames narrowing keys beside a declared one and any other.
+constexpr const char* kNames = R"({"properties":{"id":{"type":"integer"},"abc":{}},
+    "additionalProperties":{"type":"string"},"propertyNames":{"pattern":"^[a-z]{1,4}$"}})";
+
 // Runs f in a child process first, so that a crash fails the calling test
 // instead of ending the whole test binary. True when f returned normally.
 template <class F>
@@ -266,7 +270,9 @@ TEST(JsonSchemaEngine, MaskEqualsBruteForceOverTheVocabulary) {
                         {kUnique, R"(["a", "b", ")"},
                         {kUnique, R"(["ab", "a)"},
                         {kUnique, R"(["abc", "a)"},
-                        {kUnique, R"([1, "a", 1)"}};
+                        {kUnique, R"([1, "a", 1)"},
+                        {kNames, R"({"id": 1, "a)"},
+                        {kNames, R"({"ab)"}};
   auto run = [&](const Case& k, JsonConstraint& c) {
     for (uint32_t id : e.encode(k.prefix)) c.advance(id);
     c.step_mask(e.mask);

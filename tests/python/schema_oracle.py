@@ -164,7 +164,8 @@ def corpus_synthetic_keys(count: int = 300, seed: int = 17) -> Iterator[tuple[st
     """Generated object schemas that stress key automata: declared names that
     extend each other, pattern properties that overlap them (anchored
     anywhere, starting with '/'), nullable unions of values, required
-    subsets, dependencies, and additionalProperties of every kind."""
+    subsets, dependencies, propertyNames, and additionalProperties of every
+    kind."""
     rng = random.Random(seed)
     stems = ["a", "ab", "a_b", "abc", "bad_if", "bad_if_regexp", "/", "/x", "x-", "x-y", "id", "ids", "é", "k1", "k10"]
     values = [{"type": "integer"}, {"type": "string"}, {"type": ["string", "null"]},
@@ -183,6 +184,10 @@ def corpus_synthetic_keys(count: int = 300, seed: int = 17) -> Iterator[tuple[st
         schema["additionalProperties"] = rng.choice([False, True, rng.choice(values)])
         if rng.random() < 0.2 and len(names) > 1:
             schema["dependentRequired"] = {names[0]: [names[1]]}
+        if rng.random() < 0.3:
+            schema["propertyNames"] = rng.choice([{"pattern": "^[a-z_/]+$"}, {"maxLength": 3}, {"minLength": 2},
+                                                  {"enum": rng.sample(stems, 4)}, {"pattern": "^x-|^a"},
+                                                  {"format": "json-pointer"}])
         yield f"synthetic-keys/{i}", schema
 
 

@@ -178,7 +178,7 @@ bool MaskWalker::cached_one(size_t which, std::span<uint32_t> mask) {
   int32_t other_final = -1;
   overrides_.clear();
   if (top.kind == FrameKind::kKey && node.additional != kNoNode && node.pattern_props.empty() &&
-      !node.props.empty() && node.props.size() < 63) {
+      !node.props.empty() && node.props.size() < 63 && !node.names_restricted) {
     // Any name may be read, so the key reads like any string: share that
     // entry. Its exits resolve as "other" except where the bytes complete
     // a declared name, found by following only declared-name paths.

@@ -467,7 +467,7 @@ void Dfa::finish(const std::vector<std::vector<uint32_t>>& labels) {
 
 // The product automaton of a and b; with `minus`, the strings a accepts and
 // b does not (b's side may die while a's goes on).
-Dfa Dfa::product(const Dfa& a, const Dfa& b, size_t max_states, bool minus) {
+Dfa Dfa::product(const Dfa& a, const Dfa& b, size_t max_states, bool minus, bool keep_labels) {
   Dfa d;
   std::vector<std::vector<uint32_t>> labels;
   std::map<std::pair<int32_t, int32_t>, int32_t> ids;
@@ -495,7 +495,14 @@ Dfa Dfa::product(const Dfa& a, const Dfa& b, size_t max_states, bool minus) {
       d.table_[cur * 256 + static_cast<size_t>(c)] = it->second;
     }
     labels.emplace_back();
-    if (a.accepting(x) && b.accepting(y) != minus) labels.back().push_back(0);
+    if (a.accepting(x) && b.accepting(y) != minus) {
+      if (keep_labels) {
+        const auto la = a.labels(x);
+        labels.back().assign(la.begin(), la.end());
+      } else {
+        labels.back().push_back(0);
+      }
+    }
   }
   d.finish(labels);
   return d;
@@ -503,6 +510,10 @@ Dfa Dfa::product(const Dfa& a, const Dfa& b, size_t max_states, bool minus) {
 
 Dfa Dfa::intersect(const Dfa& a, const Dfa& b, size_t max_states) {
   return product(a, b, max_states, false);
+}
+
+Dfa Dfa::restrict(const Dfa& a, const Dfa& b, size_t max_states) {
+  return product(a, b, max_states, false, true);
 }
 
 Dfa Dfa::subtract(const Dfa& a, const Dfa& b, size_t max_states) {

@@ -68,6 +68,9 @@ class Dfa {
   // `tick` runs once per state built (a compile budget's check; it may throw).
   static Dfa unite(std::span<const Dfa* const> parts, size_t max_states = 10000,
                    const std::function<void()>& tick = {});
+  // Strings both accept, with a's labels (a key automaton narrowed by
+  // propertyNames still tells which property a name is).
+  static Dfa restrict(const Dfa& a, const Dfa& b, size_t max_states = 10000);
   // Strings a accepts and b does not; labels are dropped.
   static Dfa subtract(const Dfa& a, const Dfa& b, size_t max_states = 10000);
   // No string at all is accepted.
@@ -109,7 +112,8 @@ class Dfa {
   }
 
  private:
-  static Dfa product(const Dfa& a, const Dfa& b, size_t max_states, bool minus);
+  static Dfa product(const Dfa& a, const Dfa& b, size_t max_states, bool minus,
+                     bool keep_labels = false);
   // Labels per state → acceptance, dead-state removal, final states.
   void finish(const std::vector<std::vector<uint32_t>>& labels);
 

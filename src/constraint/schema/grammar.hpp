@@ -63,6 +63,7 @@ struct GrammarNode {
   uint32_t additional = kNoNode;  // node for other keys; kNoNode: none allowed
   uint32_t key_dfa = 0;
   uint32_t min_props = 0, max_props = kUnbounded;
+  bool names_restricted = false;  // propertyNames narrowed key_dfa: other keys are not any string
   // kArray.
   std::vector<uint32_t> prefix;
   uint32_t items = kNoNode;  // after the prefix; kNoNode: no more items

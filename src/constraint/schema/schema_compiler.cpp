@@ -31,9 +31,8 @@ using json = nlohmann::json;
 
 // Keywords that constrain but are not enforced: strict mode rejects them.
 constexpr const char* kUnsupported[] = {
-    "contains",         "minContains",      "maxContains",
-    "propertyNames",    "dependentSchemas", "unevaluatedProperties",
-    "unevaluatedItems", "$dynamicRef",      "$recursiveRef"};
+    "contains",         "minContains", "maxContains",  "dependentSchemas", "unevaluatedProperties",
+    "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
 
 // The distinct options of an anyOf through nested anyOf (what the matcher
 // forks into at its first byte).
@@ -416,7 +415,8 @@ class Compiler {
   std::vector<uint32_t> enum_options(std::vector<Part>& parts, unsigned types, const json& values);
   uint32_t const_node(const json& v);
   InternedDfa pattern_dfa(const std::string& pattern, bool search, const std::string& ptr);
-  uint32_t key_dfa(const GrammarNode& n);
+  uint32_t key_dfa(const GrammarNode& n, const Dfa* names);
+  std::shared_ptr<const Dfa> property_names_dfa(std::vector<Part> parts);
   uint32_t string_node(std::vector<Part>& parts, std::shared_ptr<const Dfa> literal);
   uint32_t number_node(std::vector<Part>& parts, bool integer);
   bool number_allowed(const std::vector<Part>& parts, const json& v) const {
@@ -614,7 +614,8 @@ const Compiler::ValueSplit& Compiler::value_split(const json& branches, bool one
       continue;
     }
     ++listing;
-    const std::set<json> distinct(mine->begin(), mine->end());  // json's < compares numbers by value
+    const std::set<json> distinct(mine->begin(),
+                                  mine->end());  // json's < compares numbers by value
     for (const auto& x : distinct) {
       auto [at, fresh] = index.emplace(x, values.size());
       if (fresh) {
@@ -842,7 +843,7 @@ uint32_t Compiler::const_node(const json& v) {
       n.required.push_back(static_cast<uint32_t>(n.props.size()));
       n.props.push_back({k, const_node(x)});
     }
-    n.key_dfa = key_dfa(n);
+    n.key_dfa = key_dfa(n, nullptr);
     return add(std::move(n));
   }
   if (v.is_array()) {
@@ -1028,7 +1029,60 @@ std::shared_ptr<const Dfa> Compiler::without_excluded(std::shared_ptr<const Dfa>
 // --- containers ------------------------------------------------------------
 
 // The labeled key automaton of an object node (see GrammarNode).
-uint32_t Compiler::key_dfa(const GrammarNode& n) {
+// propertyNames: the JSON string texts a key may be (a string schema's
+// DFA: pattern, format, lengths, enum or const); other keywords are a
+// strict error.
+std::shared_ptr<const Dfa> Compiler::property_names_dfa(std::vector<Part> parts) {
+  if (!flatten(parts)) return std::make_shared<const Dfa>();  // propertyNames: false
+  static constexpr const char* kNameKeywords[] = {
+      "type", "pattern", "format", "minLength", "maxLength", "enum", "const", "$ref", "allOf"};
+  for (const auto& p : parts) {
+    for (const auto& [k, v] : p.j->items()) {
+      const bool constrains = std::any_of(std::begin(kConstraining), std::end(kConstraining),
+                                          [&](const char* c) { return k == c; }) ||
+                              k == "enum" || k == "const";
+      const bool known = std::any_of(std::begin(kNameKeywords), std::end(kNameKeywords),
+                                     [&](const char* c) { return k == c; });
+      if (constrains && !known) unsupported(p.ptr + "/" + k, "propertyNames with " + k);
+    }
+  }
+  unsigned types = kAllTypes;
+  json common;
+  const bool listed = enum_values(parts, types, common);
+  if (!(types & kString)) return std::make_shared<const Dfa>();  // names are strings
+  std::shared_ptr<const Dfa> lit;
+  if (listed) {
+    std::vector<std::string> strings;
+    for (const auto& v : common)
+      if (v.is_string()) strings.push_back(v.get<std::string>());
+    if (strings.empty()) return std::make_shared<const Dfa>();
+    lit = enum_dfa_ptr(std::move(strings), true);
+  }
+  const GrammarNode leaf = g_.nodes[string_node(parts, lit)];
+  if (leaf.kind != NodeKind::kLeaf) return std::make_shared<const Dfa>();
+  std::shared_ptr<const Dfa> d = g_.dfas[leaf.dfa];
+  if (leaf.counts_chars) {  // lengths as a pattern over the decoded name
+    if (leaf.max_chars != kUnbounded && leaf.max_chars > 1000) {
+      unsupported(parts[0].ptr, "propertyNames with maxLength over 1000");
+      return d;
+    }
+    RegexOptions ro;
+    ro.json_string = true;
+    ro.max_states = opt_.max_dfa_states;
+    const std::string hi = leaf.max_chars == kUnbounded ? "" : std::to_string(leaf.max_chars);
+    const Dfa lengths = Dfa::compile("[^]{" + std::to_string(leaf.min_chars) + "," + hi + "}", ro);
+    d = std::make_shared<const Dfa>(Dfa::intersect(*d, lengths, opt_.max_dfa_states));
+  }
+  return d;
+}
+
+uint32_t Compiler::key_dfa(const GrammarNode& n, const Dfa* names) {
+  // Keys propertyNames narrows: the key automaton (its labels kept) within
+  // the names it allows.
+  if (names) {
+    const uint32_t plain = key_dfa(n, nullptr);
+    return add_dfa(Dfa::restrict(*g_.dfas[plain], *names, opt_.max_dfa_states));
+  }
   // Where no key's name matters (no declared or pattern names), keys take
   // every string spelling, as values do; names that matter keep one
   // spelling each so that an escape cannot dodge their schema.
@@ -1274,7 +1328,24 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
   if (n.required.size() > n.max_props || n.min_props > n.max_props) return never();
   if (n.min_props > n.props.size() && n.additional == kNoNode && n.pattern_props.empty())
     return never();
-  n.key_dfa = key_dfa(n);
+  std::vector<Part> names_parts;
+  for (const auto& p : parts) {
+    if (auto it = p.j->find("propertyNames"); it != p.j->end())
+      names_parts.push_back({&*it, p.ptr + "/propertyNames", 0});
+  }
+  std::shared_ptr<const Dfa> names_dfa;
+  if (!names_parts.empty()) {
+    names_dfa = property_names_dfa(std::move(names_parts));
+    n.names_restricted = true;
+    // A declared name propertyNames refuses cannot appear.
+    for (size_t i = 0; i < n.props.size(); ++i) {
+      if (names_dfa->matches(json(n.props[i].name).dump())) continue;
+      if (std::find(n.required.begin(), n.required.end(), i) != n.required.end()) return never();
+      n.props[i].node = never();
+    }
+    if (n.min_props > 0 && names_dfa->empty()) return never();
+  }
+  n.key_dfa = key_dfa(n, names_dfa.get());
   // A key several patterns match must satisfy all their schemas: one node
   // per combination the key automaton can end in.
   const Dfa& kd = *g_.dfas[n.key_dfa];
