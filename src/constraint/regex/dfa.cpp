@@ -221,9 +221,7 @@ struct Nfa {
       if (where & kStart) visit(at_start[s]);
       if (where & kEnd) visit(at_end[s]);
     }
-    for (uint32_t t : set) seen[t] = 0;
-    std::sort(set.begin(), set.end());
-    set.erase(std::unique(set.begin(), set.end()), set.end());
+    for (uint32_t t : set) seen[t] = 0;  // each state went in once: no duplicates
   }
 };
 
@@ -315,6 +313,18 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
   }
   std::vector<uint32_t> label_of(nfa.edges.size(), UINT32_MAX);
   for (size_t k = 0; k < ends.size(); ++k) label_of[ends[k]] = static_cast<uint32_t>(k);
+  // A closed set needs only the states that read a byte, end an
+  // alternative or hold an assertion edge: the others' successors are in
+  // it already. Smaller sets make the construction several times faster.
+  std::vector<uint8_t> important(nfa.edges.size(), 0);
+  for (size_t s = 0; s < nfa.edges.size(); ++s) {
+    important[s] = !nfa.edges[s].empty() || label_of[s] != UINT32_MAX ||
+                   !nfa.at_start[s].empty() || !nfa.at_end[s].empty();
+  }
+  auto prune = [&](std::vector<uint32_t>& set) {  // and sort: the set's key
+    std::erase_if(set, [&](uint32_t s) { return !important[s]; });
+    std::sort(set.begin(), set.end());
+  };
 
   // Subset construction. ^ and $ hold where the content starts and ends: at
   // the input's ends, or just inside the quotes in json_string mode. So ^
@@ -334,7 +344,15 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
   std::vector<uint32_t> first = {ns};
   seen[ns] = 1;
   nfa.closure(first, seen, opt.json_string ? 0u : Nfa::kStart);
-  ids[first] = 0;
+  prune(first);
+  // A state where the content starts passes ^ edges: its key says so, since
+  // pruned sets of a start and of a later state may coincide.
+  auto key = [](const std::vector<uint32_t>& set, bool start) {
+    std::vector<uint32_t> k = set;
+    if (start) k.push_back(UINT32_MAX);
+    return k;
+  };
+  ids[key(first, !opt.json_string)] = 0;
   sets.push_back(first);
   starts.push_back(!opt.json_string);
   std::vector<uint32_t> next, end;
@@ -349,6 +367,7 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
     for (uint32_t st : anchored ? end : sets[cur]) {
       if (label_of[st] != UINT32_MAX) labels.back().push_back(label_of[st]);
     }
+    std::sort(labels.back().begin(), labels.back().end());
     // Byte boundaries where the transition sets can change.
     std::vector<int> cuts = {0, 256};
     if (closing) cuts.insert(cuts.end(), {'"', '"' + 1});
@@ -377,7 +396,8 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
       }
       if (next.empty()) continue;
       nfa.closure(next, seen, to_start ? Nfa::kStart : 0u);
-      auto [it, fresh] = ids.emplace(next, static_cast<int32_t>(sets.size()));
+      prune(next);
+      auto [it, fresh] = ids.emplace(key(next, to_start), static_cast<int32_t>(sets.size()));
       if (fresh) {
         if (sets.size() >= opt.max_states) {
           const std::string what =

@@ -10,8 +10,8 @@
 //   differs), no backreferences;
 // - classes [ ] and [^ ] with at least one member; '-' only first or last
 //   or in a range of digits or same-case letters in order; no '&', '~' or
-//   '|' unescaped inside (Python reserves doubled ones); '^' first only as
-//   the negation;
+//   '|' unescaped inside (Python reserves doubled ones); '^' only as the
+//   negation (escaped elsewhere);
 // - quantifiers * + ? {n} {n,} {n,m} (n < 1000; n <= m checked where m has
 //   more digits, or both are one digit), each optionally lazy.
 #include <string>
@@ -65,11 +65,11 @@ std::string regex_syntax() {
   const std::string literal = "[^\\\\^$.|?*+()\\[\\]{}]";
   const std::string escape = "\\\\(?:[dDwWsSnrtfv]|[" + syntax + "]|" + code + ")";
   const std::string class_escape = "\\\\(?:[dDwWsSnrtfvb]|[" + syntax + "\\-]|" + code + ")";
-  const std::string class_char = "[^\\\\\\]\\[\\-&~|]";
+  // No unescaped '^' among the members: first it would be the negation
+  // ("[^]" is no class in Python), elsewhere it is left out for that.
+  const std::string class_char = "[^\\\\\\]\\[\\-&~|^]";
   const std::string member = "(?:" + class_ranges() + "|" + class_char + "|" + class_escape + ")";
-  // A '^' first is the negation, never a member: "[^]" is no class in Python.
-  const std::string first = "(?:" + class_ranges() + "|[^\\\\\\]\\[\\-&~|^]|" + class_escape + ")";
-  const std::string char_class = "\\[\\^?-?" + first + member + "*-?\\]";
+  const std::string char_class = "\\[\\^?-?" + member + "+-?\\]";
   const std::string assertion = "(?:\\^|\\$|\\\\[bB])";
   const std::string quant = quantifier();
   std::string
