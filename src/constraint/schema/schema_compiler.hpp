@@ -18,11 +18,11 @@ struct SchemaCompileOptions {
   // is an error. Lenient: it is ignored and reported in `warnings`.
   bool strict = true;
   uint8_t max_whitespace = 20;
-  size_t max_nodes = 50000;         // grammar nodes
-  size_t max_dfa_states = 200000;   // all DFAs together
-  size_t max_enum_values = 100000;  // enum/const values in one schema
-  size_t max_depth = 128;           // nesting of subschemas being compiled
-  uint32_t max_compile_ms = 0;      // wall-clock budget; 0 = none
+  size_t max_nodes = 50000;                   // grammar nodes
+  size_t max_dfa_states = 200000;             // all DFAs together
+  size_t max_enum_values = 100000;            // enum/const values in one schema
+  size_t max_depth = 128;                     // nesting of subschemas being compiled
+  uint32_t max_compile_ms = 0;                // wall-clock budget; 0 = none
   const std::atomic<bool>* cancel = nullptr;  // set: stop at the next budget check
 };
 

@@ -1,0 +1,292 @@
+// The JSON Schema compiler's internals: one class, its members defined in
+// schema_compiler.cpp (parts, conjunctions, alternatives, strings and numbers),
+// schema_values.cpp (enum, const, value lists), schema_objects.cpp (objects,
+// keys, propertyNames) and schema_arrays.cpp (arrays, uniqueItems).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "constraint/engine/machine.hpp"
+#include "constraint/schema/dfa_interner.hpp"
+#include "constraint/schema/formats.hpp"
+#include "constraint/schema/number_ranges.hpp"
+#include "constraint/schema/one_of.hpp"
+#include "constraint/schema/schema_compiler.hpp"
+#include "constraint/schema/schema_not.hpp"
+#include "constraint/schema/schema_refs.hpp"
+#include "constraint/schema/schema_types.hpp"
+#include "constraint/schema/unique_items.hpp"
+#include "nextok/error.hpp"
+
+namespace nextok::constraint::schema_detail {
+
+using json = nlohmann::json;
+
+// Keywords that constrain but are not enforced: strict mode rejects them.
+inline constexpr const char* kUnsupported[] = {
+    "contains",         "minContains", "maxContains",  "dependentSchemas", "unevaluatedProperties",
+    "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
+
+// Keywords that constrain an instance besides enum and const: a branch with
+// none of them only lists values (the rest are annotations or unknown).
+inline constexpr const char* kConstraining[] = {"type",
+                                                "multipleOf",
+                                                "maximum",
+                                                "exclusiveMaximum",
+                                                "minimum",
+                                                "exclusiveMinimum",
+                                                "maxLength",
+                                                "minLength",
+                                                "pattern",
+                                                "format",
+                                                "maxItems",
+                                                "minItems",
+                                                "uniqueItems",
+                                                "maxContains",
+                                                "minContains",
+                                                "contains",
+                                                "maxProperties",
+                                                "minProperties",
+                                                "required",
+                                                "dependentRequired",
+                                                "dependencies",
+                                                "properties",
+                                                "patternProperties",
+                                                "additionalProperties",
+                                                "items",
+                                                "prefixItems",
+                                                "additionalItems",
+                                                "propertyNames",
+                                                "unevaluatedItems",
+                                                "unevaluatedProperties",
+                                                "allOf",
+                                                "anyOf",
+                                                "oneOf",
+                                                "not",
+                                                "if",
+                                                "then",
+                                                "else",
+                                                "dependentSchemas",
+                                                "$ref",
+                                                "$dynamicRef",
+                                                "$recursiveRef"};
+
+// The distinct options of an anyOf through nested anyOf (what the matcher
+// forks into at its first byte).
+size_t flat_option_count(const Grammar& g, const GrammarNode& n);
+
+class Compiler {
+ public:
+  Compiler(const json& root, const SchemaCompileOptions& opt, const StandardDfas& sd)
+      : refs_(root), opt_(opt), sd_(sd) {
+    if (opt.max_compile_ms > 0)
+      deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(opt.max_compile_ms);
+    g_.max_whitespace = opt.max_whitespace;
+    for (const auto& d : {sd.string, sd.number, sd.integer, sd.true_, sd.false_, sd.null_,
+                          sd.integer_strict, sd.key}) {
+      g_.dfas.push_back(d);
+      g_.shared_dfa.push_back(1);
+    }
+    // Draft 4 (and 3) does not count 1.0 as an integer; later drafts do.
+    if (root.is_object() && root.contains("$schema") && root["$schema"].is_string()) {
+      const std::string uri = root["$schema"].get<std::string>();
+      draft4_ =
+          uri.find("draft-04") != std::string::npos || uri.find("draft-03") != std::string::npos;
+    }
+  }
+
+  CompiledSchema run(const json& root);
+
+ private:
+  // --- parts and memo -----------------------------------------------------
+  // kExpanded: the part's $ref and allOf are among the parts already. Without
+  // it, flattening a conjunction again would add the $ref target afresh,
+  // undoing which of its alternatives were distributed.
+  enum : uint32_t { kAnyOfDone = 1, kOneOfDone = 2, kExpanded = 4, kIfDone = 8 };
+  struct Part {
+    const json* j;
+    std::string ptr;  // JSON pointer, for errors
+    uint32_t done;    // alternatives already distributed
+  };
+  using Key = std::vector<std::pair<const json*, uint32_t>>;
+
+  [[noreturn]] void fail(ErrorCode code, const std::string& ptr, const std::string& why) const {
+    throw Error(code, ptr.empty() ? "/" : ptr,
+                "schema at " + (ptr.empty() ? "/" : ptr) + ": " + why);
+  }
+
+  void unsupported(const std::string& ptr, const std::string& what) {
+    if (opt_.strict) fail(ErrorCode::kUnsupported, ptr, what + " is not supported");
+    warnings_.push_back((ptr.empty() ? "/" : ptr) + ": " + what + " is ignored");
+  }
+
+  // Past the wall-clock budget the compile stops with an error that names it.
+  void tick() const {
+    if (opt_.cancel && opt_.cancel->load(std::memory_order_relaxed))
+      throw Error(ErrorCode::kInvalidArgument, "cancelled", "schema compile cancelled");
+    if (std::chrono::steady_clock::now() > deadline_) {
+      fail(ErrorCode::kInvalidArgument, "",
+           "schema needs more than max_compile_ms = " + std::to_string(opt_.max_compile_ms) +
+               " ms to compile");
+    }
+  }
+
+  uint32_t add(GrammarNode n) {
+    tick();
+    if (g_.nodes.size() >= opt_.max_nodes) {
+      fail(ErrorCode::kInvalidArgument, "",
+           "schema needs more than " + std::to_string(opt_.max_nodes) + " grammar nodes");
+    }
+    g_.nodes.push_back(std::move(n));
+    return static_cast<uint32_t>(g_.nodes.size() - 1);
+  }
+
+  uint32_t add_dfa(Dfa d) { return add_dfa(std::make_shared<const Dfa>(std::move(d)), false); }
+  uint32_t add_dfa(std::shared_ptr<const Dfa> d, bool shared) {
+    if (!shared) {
+      InternedDfa x = intern_dfa(std::move(d));
+      d = std::move(x.dfa);
+      shared = x.shared;
+    }
+    dfa_states_ += d->states();
+    if (dfa_states_ > opt_.max_dfa_states) {
+      fail(ErrorCode::kInvalidArgument, "",
+           "schema needs more than " + std::to_string(opt_.max_dfa_states) + " DFA states");
+    }
+    g_.dfas.push_back(std::move(d));
+    g_.shared_dfa.push_back(shared ? 1 : 0);
+    return static_cast<uint32_t>(g_.dfas.size() - 1);
+  }
+
+  uint32_t never() {
+    if (never_ == kNoNode) never_ = add({});
+    return never_;
+  }
+  // kNever, and not a node whose definition is still being compiled
+  // (recursion reaches those before they are filled in).
+  bool is_never(uint32_t n) const {
+    return g_.nodes[n].kind == NodeKind::kNever && !pending_.contains(n);
+  }
+
+  uint32_t leaf(uint32_t dfa) {
+    GrammarNode n;
+    n.kind = NodeKind::kLeaf;
+    n.dfa = dfa;
+    return add(std::move(n));
+  }
+
+  // Any JSON value: shared by `true`, `{}` and default additionalProperties.
+  uint32_t any() {
+    if (any_ != kNoNode) return any_;
+    any_ = add({});
+    GrammarNode obj;
+    obj.kind = NodeKind::kObject;
+    obj.additional = any_;
+    obj.key_dfa = kStringDfa;
+    GrammarNode arr;
+    arr.kind = NodeKind::kArray;
+    arr.items = any_;
+    GrammarNode alt;
+    alt.kind = NodeKind::kAnyOf;
+    alt.options = {add(std::move(obj)), add(std::move(arr)), leaf(kStringDfa), leaf(kNumberDfa),
+                   leaf(kTrueDfa),      leaf(kFalseDfa),     leaf(kNullDfa)};
+    g_.nodes[any_] = std::move(alt);
+    return any_;
+  }
+
+  // Expands $ref and allOf into parts; false if some part is `false`.
+  bool flatten(std::vector<Part>& parts);
+
+  // --- the conjunction ----------------------------------------------------
+  uint32_t conj(std::vector<Part> parts, size_t depth);
+
+  GrammarNode build(std::vector<Part>& parts, size_t depth);
+
+  // One case of an if/then/else: a synthesized test and the branch it takes.
+  struct Case {
+    std::shared_ptr<const json> test;
+    const json* branch;  // then or else; null when absent (no constraint)
+    std::string keyword;
+  };
+  const std::vector<Case>& if_cases(const Part& p);
+  GrammarNode plain(std::vector<Part>& parts, size_t depth);
+  // Many lexeme alternatives become one leaf (their DFAs' union), so the
+  // matcher reads them as one lexeme instead of carrying a configuration
+  // per alternative (which it caps, refusing the rest).
+  void merge_leaves(std::vector<uint32_t>& options);
+  static constexpr size_t kMergeLeaves = 16;
+  // The enforceable `not` forms of the parts (unsupported ones were reported).
+  std::vector<Negation> negations(const std::vector<Part>& parts) const {
+    std::vector<Negation> out;
+    for (const auto& p : parts) {
+      if (auto it = p.j->find("not"); it != p.j->end()) {
+        Negation neg = negation_of(*it, p.ptr + "/not");
+        if (neg.unsupported.empty()) out.push_back(std::move(neg));
+      }
+    }
+    return out;
+  }
+  static bool excluded(const std::vector<Negation>& negs, const json& v) {
+    return std::any_of(negs.begin(), negs.end(), [&](const Negation& n) {
+      return std::find(n.values.begin(), n.values.end(), v) != n.values.end();
+    });
+  }
+  // d without the texts of the scalars `not` excludes (of d's kind), keeping
+  // only spellings the subtraction covers; d itself when none apply.
+  std::shared_ptr<const Dfa> without_excluded(std::shared_ptr<const Dfa> d, bool strings,
+                                              const std::vector<Negation>& negs, bool& shared);
+  std::vector<uint32_t> enum_options(std::vector<Part>& parts, unsigned types, const json& values);
+  uint32_t const_node(const json& v);
+  InternedDfa pattern_dfa(const std::string& pattern, bool search, const std::string& ptr);
+  uint32_t key_dfa(const GrammarNode& n, const Dfa* names);
+  std::shared_ptr<const Dfa> property_names_dfa(std::vector<Part> parts);
+  uint32_t string_node(std::vector<Part>& parts, std::shared_ptr<const Dfa> literal);
+  uint32_t number_node(std::vector<Part>& parts, bool integer);
+  bool number_allowed(const std::vector<Part>& parts, const json& v) const {
+    return std::all_of(parts.begin(), parts.end(),
+                       [&](const Part& p) { return number_satisfies(*p.j, v); });
+  }
+  uint32_t object_node(std::vector<Part>& parts, size_t depth);
+  uint32_t array_node(std::vector<Part>& parts, size_t depth);
+  bool enum_values(const std::vector<Part>& parts, unsigned& types, json& common);
+  struct ValueSplit {
+    std::unique_ptr<const json> values;  // {"enum": [...]} of the value-only branches; null: none
+    std::vector<size_t> others;          // the branches that constrain otherwise
+  };
+  const ValueSplit& value_split(const json& branches, bool one_of);
+  static std::optional<json> listed_values(const json& branch);
+  std::shared_ptr<const Dfa> enum_dfa_ptr(std::vector<std::string> texts, bool strings);
+  std::optional<std::vector<json>> finite_values(std::vector<Part> parts, size_t depth);
+  void make_unique(GrammarNode& n, std::vector<Part> item_parts, const std::string& ptr);
+
+  static constexpr uint32_t kStringDfa = 0, kNumberDfa = 1, kIntegerDfa = 2, kTrueDfa = 3,
+                            kFalseDfa = 4, kNullDfa = 5, kStrictIntegerDfa = 6, kKeyDfa = 7;
+  bool draft4_ = false;
+
+  SchemaRefs refs_;
+  SchemaCompileOptions opt_;
+  const StandardDfas& sd_;
+  Grammar g_;
+  std::vector<std::string> warnings_;
+  std::map<Key, uint32_t> memo_;
+  // Per if-bearing schema, its cases (kept so recursion meets the same parts).
+  std::map<const json*, std::vector<Case>> if_cases_;
+  // Per anyOf/oneOf array: its value-only branches as one enum.
+  std::map<const json*, ValueSplit> value_splits_;
+  std::map<std::vector<std::string>, std::shared_ptr<const Dfa>> enum_dfas_;
+  std::set<uint32_t> pending_;
+  uint32_t never_ = kNoNode, any_ = kNoNode;
+  size_t dfa_states_ = 0;
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
+};
+
+}  // namespace nextok::constraint::schema_detail
