@@ -263,6 +263,7 @@ class Compiler {
     std::vector<size_t> others;          // the branches that constrain otherwise
   };
   const ValueSplit& value_split(const json& branches, bool one_of);
+  static constexpr size_t kMaxMergedValues = 4096;
   static std::optional<json> listed_values(const json& branch);
   std::shared_ptr<const Dfa> enum_dfa_ptr(std::vector<std::string> texts, bool strings);
   std::optional<std::vector<json>> finite_values(std::vector<Part> parts, size_t depth);

@@ -68,7 +68,9 @@ const Compiler::ValueSplit& Compiler::value_split(const json& branches, bool one
       }
     }
   }
-  if (listing < 2) {
+  // Past kMaxMergedValues, one literal automaton of them all outgrows the
+  // NFA limit; one small DFA per branch, united, scales further.
+  if (listing < 2 || values.size() > kMaxMergedValues) {
     split.others.clear();
     return split;
   }
