@@ -4,6 +4,14 @@
 
 namespace nextok::constraint::schema_detail {
 
+// The values of a that b also lists, in a's order (JSON equality).
+static json common_values(const json& a, const json& b) {
+  json keep = json::array();
+  for (const auto& v : a)
+    if (std::find(b.begin(), b.end(), v) != b.end()) keep.push_back(v);
+  return keep;
+}
+
 // The types the parts allow, and the intersection of their enum/const lists
 // in `common`; false when none has enum or const.
 bool Compiler::enum_values(const std::vector<Part>& parts, unsigned& types, json& common) {
@@ -23,10 +31,7 @@ bool Compiler::enum_values(const std::vector<Part>& parts, unsigned& types, json
       if (!any) {
         common = std::move(list);
       } else {
-        json keep = json::array();
-        for (const auto& v : common)
-          if (std::find(list.begin(), list.end(), v) != list.end()) keep.push_back(v);
-        common = std::move(keep);
+        common = common_values(common, list);
       }
       any = true;
     }
@@ -93,10 +98,7 @@ std::optional<json> Compiler::listed_values(const json& b) {
       if (!mine) {
         mine = std::move(list);
       } else {
-        json keep = json::array();
-        for (const auto& x : *mine)
-          if (std::find(list.begin(), list.end(), x) != list.end()) keep.push_back(x);
-        mine = std::move(keep);
+        mine = common_values(*mine, list);
       }
     } else if (std::any_of(std::begin(kConstraining), std::end(kConstraining),
                            [&](const char* c) { return k == c; })) {
