@@ -29,14 +29,17 @@ using Clock = std::chrono::steady_clock;
 // its request (kBusy); the fd is closed only when the last owner lets go.
 struct Conn {
   // kDrain: answered and half-closed; input is read and dropped for a moment
-  // so the client sees the answer rather than a reset.
-  enum class State { kHead, kBody, kBusy, kDrain };
+  // so the client sees the answer rather than a reset. kParked: a whole
+  // request on a connection accepted past the caps, waiting briefly for its
+  // peer to get back under them.
+  enum class State { kHead, kBody, kBusy, kDrain, kParked };
   int fd = -1;
   std::string peer;
   std::string in;  // received, not yet consumed (pipelined requests wait here)
   State state = State::kHead;
   Clock::time_point deadline;
   bool reserved = false;  // accepted past the caps: cheap routes only
+  bool counted = true;    // in per_peer (a draining connection no longer is)
   std::size_t served = 0;
   HttpRequest req;  // kBody: the head, waiting for its body
 
@@ -113,7 +116,10 @@ struct HttpFront::Impl {
     linger(c);
   }
 
-  static void linger(Conn& c) {
+  // A connection the server has decided to close stops counting against the
+  // caps at once: its client may already be opening the next one.
+  void linger(Conn& c) {
+    uncount(c);
     ::shutdown(c.fd, SHUT_WR);
     c.state = Conn::State::kDrain;
     c.in.clear();
@@ -123,12 +129,29 @@ struct HttpFront::Impl {
   void close_conn(int fd) {
     const auto it = conns.find(fd);
     if (it == conns.end()) return;
-    const std::shared_ptr<Conn> c = it->second;
-    if (--per_peer[c->peer] == 0) per_peer.erase(c->peer);
-    if (c->reserved) --reserved;
+    uncount(*it->second);
     conns.erase(it);
     std::lock_guard lock(mu);
     stats.open = conns.size();
+  }
+
+  void uncount(Conn& c) {
+    if (!c.counted) return;
+    c.counted = false;
+    if (--per_peer[c.peer] == 0) per_peer.erase(c.peer);
+    unreserve(c);
+  }
+
+  void unreserve(Conn& c) {
+    if (!c.reserved) return;
+    c.reserved = false;
+    --reserved;
+  }
+
+  bool under_caps(const Conn& c) const {
+    const auto it = per_peer.find(c.peer);
+    return (it == per_peer.end() || it->second <= opt.max_per_peer) &&
+           conns.size() <= opt.max_connections;
   }
 
   void accept_all() {
@@ -153,6 +176,7 @@ struct HttpFront::Impl {
           conns.size() >= opt.max_connections || per_peer[c->peer] >= opt.max_per_peer;
       if (over && reserved >= opt.reserve) {
         if (per_peer[c->peer] == 0) per_peer.erase(c->peer);
+        c->counted = false;
         refuse(*c, {503, "too many connections; retry later"});
         std::lock_guard lock(mu);
         ++stats.refused;
@@ -219,15 +243,11 @@ struct HttpFront::Impl {
       c.req.body = c.in.substr(0, c.req.content_length);
       c.in.erase(0, c.req.content_length);
       ++c.served;
-      // The caps count connections, and a client's closed keep-alive
-      // connection may only have been reaped after its next one was
-      // accepted: a reserved connection whose peer is back under the caps
-      // by the time its request arrives is an ordinary one.
-      if (c.reserved && per_peer[c.peer] <= opt.max_per_peer &&
-          conns.size() <= opt.max_connections) {
-        c.reserved = false;
-        --reserved;
-      }
+      // The caps count connections, and a client's previous connection may
+      // be let go only after its next one was accepted (the worker is still
+      // finishing the exchange, or its close is in flight): a reserved
+      // connection whose peer is back under the caps is an ordinary one.
+      if (c.reserved && under_caps(c)) unreserve(c);
       const bool keep = c.req.keep_alive && !c.reserved &&
                         c.served < opt.max_requests_per_connection && !stopping;
       if (auto quick = routes.quick(c.req)) {
@@ -241,18 +261,44 @@ struct HttpFront::Impl {
         continue;  // a pipelined request may be buffered already
       }
       if (c.reserved) {
-        refuse(c, {503, "too many connections; only /health is answered now"});
+        c.state = Conn::State::kParked;
+        c.deadline = Clock::now() + std::min(opt.header_timeout, kParkWait);
         return true;
       }
-      c.state = Conn::State::kBusy;
-      auto ex = std::make_unique<Exchange>(*self, cp, std::move(c.req));
-      c.req = {};
-      {
-        std::lock_guard lock(mu);
-        tasks.push_back(std::move(ex));
-      }
-      task_cv.notify_one();
+      dispatch(cp);
       return true;
+    }
+  }
+
+  // How long a request past the caps waits for room before it hears 503.
+  static constexpr std::chrono::milliseconds kParkWait{2000};
+
+  void dispatch(const std::shared_ptr<Conn>& cp) {
+    cp->state = Conn::State::kBusy;
+    auto ex = std::make_unique<Exchange>(*self, cp, std::move(cp->req));
+    cp->req = {};
+    {
+      std::lock_guard lock(mu);
+      tasks.push_back(std::move(ex));
+    }
+    task_cv.notify_one();
+  }
+
+  // Parked requests go ahead once their peer is under the caps again, or
+  // hear 503 when the wait is over.
+  void admit_parked(Clock::time_point now) {
+    for (const auto& [fd, c] : conns) {
+      if (c->state != Conn::State::kParked) continue;
+      if (under_caps(*c)) {
+        unreserve(*c);
+        dispatch(c);
+        std::lock_guard lock(mu);
+        ++stats.waited;
+      } else if (now >= c->deadline) {
+        refuse(*c, {503, "too many connections; only /health is answered now"});
+        std::lock_guard lock(mu);
+        ++stats.turned_away;
+      }
     }
   }
 
@@ -284,7 +330,9 @@ struct HttpFront::Impl {
   void expire(Clock::time_point now) {
     std::vector<int> late;
     for (const auto& [fd, c] : conns)
-      if (c->state != Conn::State::kBusy && now >= c->deadline) late.push_back(fd);
+      if (c->state != Conn::State::kBusy && c->state != Conn::State::kParked &&
+          now >= c->deadline)
+        late.push_back(fd);
     for (const int fd : late) {
       const std::shared_ptr<Conn> cp = conns[fd];
       Conn& c = *cp;
@@ -318,6 +366,9 @@ struct HttpFront::Impl {
         if (c->state == Conn::State::kBusy) {
           if (c->gone) continue;  // reported once; POLLHUP would repeat forever
           ev = POLLRDHUP;
+        } else if (c->state == Conn::State::kParked) {
+          ev = POLLRDHUP;
+          next = std::min(next, c->deadline);
         } else {
           const bool read = c->in.size() <= wanted(*c) && !(full && c->state == Conn::State::kBody);
           ev = static_cast<short>(read ? POLLIN | POLLRDHUP : 0);
@@ -346,9 +397,14 @@ struct HttpFront::Impl {
           }
           continue;
         }
+        if (c->state == Conn::State::kParked) {
+          if (rev & (POLLRDHUP | POLLHUP | POLLERR)) close_conn(c->fd);
+          continue;
+        }
         if (!read_more(*c) || !advance(c)) close_conn(c->fd);
       }
       take_back();
+      admit_parked(Clock::now());
       expire(Clock::now());
       if (fds[1].revents & POLLIN) accept_all();
     }

@@ -50,6 +50,8 @@ struct FrontStats {
   std::size_t open = 0;         // client connections now
   std::size_t refused = 0;      // closed at accept: over every cap
   std::size_t timed_out = 0;    // head or body past its deadline
+  std::size_t waited = 0;       // requests past the caps that went ahead after a wait
+  std::size_t turned_away = 0;  // requests past the caps that heard 503 after the wait
   std::size_t disconnects = 0;  // clients that left while a worker had their request
 };
 

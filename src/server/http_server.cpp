@@ -211,6 +211,8 @@ json health_json(const ServeEngine& engine, const HttpFront& front) {
            {{"open", f.open},
             {"refused", f.refused},
             {"timed_out", f.timed_out},
+            {"waited", f.waited},
+            {"turned_away", f.turned_away},
             {"disconnects", f.disconnects}}},
           {"memory", {{"rss_bytes", m.rss_bytes}, {"peak_rss_bytes", m.peak_rss_bytes}}}};
 }

@@ -167,18 +167,20 @@ def test_connection_caps_keep_health_answering(cli):
         time.sleep(0.3)
         # Over the per-peer cap: /health is still served from the reserve ...
         assert health(s)["status"] == "ok"
-        # ... but a generation is refused at once, not queued behind the cap.
+        # ... but a generation waits at most a moment for room, then hears 503:
+        # it is not queued behind the cap.
         body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}
+        t0 = time.time()
         status, err = send_raw(s, body_request(body))
         assert status == 503 and err["error"]["code"] == "too_many_connections"
-        # A connection accepted over the cap is an ordinary one once the peer
-        # is back under it when its request arrives (a client's previous
-        # connection reaped after its next one was accepted).
+        assert time.time() - t0 < 5
+        # A request past the cap goes ahead once the peer is back under it
+        # within that moment: a client's previous connection may be let go
+        # just after its next one was accepted and its request sent.
         late = socket.create_connection(("127.0.0.1", s.port), timeout=30)
-        time.sleep(0.3)
-        held.pop().close()
-        time.sleep(0.3)
         late.sendall(body_request(body))
+        time.sleep(0.5)
+        held.pop().close()
         assert read_response(late)[0] == 200
         late.close()
         held.append(socket.create_connection(("127.0.0.1", s.port)))

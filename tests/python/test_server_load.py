@@ -85,7 +85,7 @@ def test_64_streaming_clients(cli):
         wait_idle(server)
         rss0 = server.rss_kib()
         r = run_clients(server, CLIENTS, SECONDS, 16)
-        wait_idle(server)
+        conns = wait_idle(server)["connections"]
         rss1 = server.rss_kib()
         print(json.dumps({
             "bench": "server_load", "clients": CLIENTS, "seconds": SECONDS,
@@ -94,7 +94,8 @@ def test_64_streaming_clients(cli):
             "tokens_per_s": round(r["tokens"] / r["wall"], 1),
             "ttft_p50_s": round(pct(r["ttft"], 0.5), 3), "ttft_p99_s": round(pct(r["ttft"], 0.99), 3),
             "rss_start_mib": round(rss0 / 1024, 1), "rss_peak_mib": round(max(r["rss"]) / 1024, 1),
-            "rss_end_mib": round(rss1 / 1024, 1)}))
+            "rss_end_mib": round(rss1 / 1024, 1),
+            "waited_past_caps": conns["waited"], "turned_away": conns["turned_away"]}))
         assert not r["errors"], r["errors"][:5]
         assert r["requests"] >= CLIENTS  # every client was served at least once
         assert rss1 - rss0 < 32 * 1024, f"RSS grew from {rss0} KiB to {rss1} KiB"
