@@ -267,6 +267,42 @@ TEST(RegexDfa, EcmaSyntax) {
   EXPECT_TRUE(Dfa::compile("a{").matches("a{"));  // Annex B: a literal brace
 }
 
+TEST(RegexDfa, PythonSyntaxAndFlags) {
+  // What Python's re says of each (fullmatch), checked by hand there.
+  nextok::constraint::RegexOptions py;
+  py.python = true;
+  const auto m = [&](const char* p, const std::string& s, bool icase = false, bool dotall = false) {
+    auto o = py;
+    o.ignore_case = icase;
+    o.dot_all = dotall;
+    return Dfa::compile(p, o).matches(s);
+  };
+  EXPECT_TRUE(m("a.b", "a\rb"));  // Python's dot excludes only \n
+  EXPECT_FALSE(m("a.b", "a\nb"));
+  EXPECT_TRUE(m("a.b", "a\nb", false, true));
+  EXPECT_TRUE(m("(?s)a.b", "a\nb"));
+  EXPECT_TRUE(m("(?P<x>ab)+", "abab"));
+  EXPECT_TRUE(m("x{,2}", ""));
+  EXPECT_TRUE(m("x{,2}", "xx"));
+  EXPECT_FALSE(m("x{,2}", "xxx"));
+  EXPECT_TRUE(m("\\w+", "\xc3\xa9t\xc3\xa9"));  // Unicode \w
+  EXPECT_FALSE(m("(?a)\\w+", "\xc3\xa9"));
+  EXPECT_FALSE(m("\\s", "\xef\xbb\xbf"));  // U+FEFF is not str.isspace()
+  EXPECT_TRUE(m("\\U0001F600", "\xf0\x9f\x98\x80"));
+  // IGNORECASE: s, S and U+017F are one class; k, K and U+212A too.
+  EXPECT_TRUE(m("s", "\xc5\xbf", true));
+  EXPECT_TRUE(m("(?i)K", "\xe2\x84\xaa"));
+  EXPECT_TRUE(m("[a-c]+", "AbC", true));
+  EXPECT_FALSE(m("[^a]", "A", true));  // the class is closed before it is negated
+  EXPECT_TRUE(m("(?i:a)b", "Ab"));
+  EXPECT_FALSE(m("(?i:a)b", "AB"));
+  EXPECT_THROW(Dfa::compile("(?m)a", py), nextok::Error);
+  EXPECT_THROW(Dfa::compile("(?P=x)", py), nextok::Error);
+  EXPECT_THROW(Dfa::compile("(?<=a)b", py), nextok::Error);
+  // Without python, (?i) stays unsupported.
+  EXPECT_THROW(Dfa::compile("(?i)a"), nextok::Error);
+}
+
 TEST(RegexDfa, SearchSemanticsAndAnchors) {
   nextok::constraint::RegexOptions search;
   search.full_match = false;

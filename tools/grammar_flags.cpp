@@ -7,7 +7,8 @@ namespace nextok::tools {
 
 void GrammarFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--regex", regex, "Constrain the output to full-match a regex (ECMA-262)");
-  cmd.add_option("--grammar", grammar_file, "Constrain the output to a GBNF grammar (file)");
+  cmd.add_option("--grammar", grammar_file,
+                 "Constrain the output to a grammar file: Lark if it ends in .lark, else GBNF");
   cmd.add_option("--choice", choice,
                  "Constrain the output to one of these comma-separated strings");
 }
@@ -20,8 +21,11 @@ std::shared_ptr<const Grammar> GrammarFlags::compile(std::shared_ptr<const Token
                 "give one of --regex, --grammar and --choice");
   }
   if (!regex.empty()) return Grammar::regex(std::move(index), regex, limits);
-  if (!grammar_file.empty())
-    return Grammar::gbnf(std::move(index), read_file(grammar_file), limits);
+  if (!grammar_file.empty()) {
+    const bool lark = grammar_file.size() > 5 && grammar_file.ends_with(".lark");
+    return lark ? Grammar::lark(std::move(index), read_file(grammar_file), limits)
+                : Grammar::gbnf(std::move(index), read_file(grammar_file), limits);
+  }
   std::vector<std::string> strings;
   for (size_t at = 0;;) {
     const size_t comma = choice.find(',', at);

@@ -1,5 +1,5 @@
 // Constrained output beyond JSON Schema: a GBNF grammar (llama.cpp's
-// format), a regular expression (ECMA-262, full match) or a choice among
+// format), a Lark grammar, a regular expression (ECMA-262, full match) or a choice among
 // strings. Same lifetimes as the JSON objects (nextok/json_schema.hpp):
 //   Grammar            per grammar text: compiled once, immutable, shared
 //                      by requests and threads.
@@ -22,13 +22,24 @@ namespace nextok {
 
 class Grammar {
  public:
-  enum class Kind { kGbnf, kRegex, kChoice };
+  enum class Kind { kGbnf, kRegex, kChoice, kLark };
 
   // Throws Error{kInvalidArgument, "grammar"} with "line:column: ..." on
   // syntax errors, undefined rules, a missing `root`, an empty language or
   // a grammar past `limits`; Error{kUnsupported, "grammar"} on llama.cpp
   // token references (<...>).
   static std::shared_ptr<const Grammar> gbnf(std::shared_ptr<const TokenIndex> index,
+                                             std::string_view text,
+                                             const ConstraintLimits& limits = {});
+  // A Lark grammar from its rule `start`: the language lark's Earley
+  // parser accepts with the dynamic_complete lexer (regex terminals in
+  // Python syntax, %import common, %ignore). Throws Error{kInvalidArgument,
+  // "grammar"} with "line:column: ..." on syntax errors, undefined or
+  // recursive terminals, a missing `start`, an empty language, a grammar
+  // past `limits` and what is not supported (templates, %declare,
+  // %override, %extend, other modules than common); Error{..., "pattern"}
+  // on a regex terminal a DFA cannot express.
+  static std::shared_ptr<const Grammar> lark(std::shared_ptr<const TokenIndex> index,
                                              std::string_view text,
                                              const ConstraintLimits& limits = {});
   // The whole output matches `pattern` (ECMA-262 without flags, lookaround

@@ -9,7 +9,7 @@
 registers ``NextokGrammarBackend`` with ``register_grammar_backend``, which
 ``create_grammar_backend`` consults before its built-in backends. The
 backend serves JSON Schema requests (``"$$ANY$$"``, SGLang's key for any
-JSON value, compiles the empty schema), regexes and EBNF grammars (as GBNF);
+JSON value, compiles the empty schema), regexes and EBNF grammars (GBNF, or Lark);
 structural tags are reported as unsupported (an invalid grammar for that
 request).
 
@@ -36,6 +36,7 @@ from sglang.srt.constrained.base_grammar_backend import (
 
 from . import _nextok
 from ._bitmask import apply_token_bitmask_inplace, bitmask_words
+from ._grammar_text import compile_grammar_text
 from ._hf_vocab import huggingface_token_bytes
 
 __all__ = ["BACKEND_NAME", "NextokGrammar", "NextokGrammarBackend", "register"]
@@ -191,11 +192,12 @@ class NextokGrammarBackend(BaseGrammarBackend):
             return InvalidGrammarObject(str(e))
 
     def dispatch_ebnf(self, key_string: str) -> BaseGrammarObject:
-        # SGLang's EBNF is XGrammar's, which reads GBNF; nextok compiles GBNF.
+        # SGLang's EBNF is XGrammar's, which reads GBNF; a Lark grammar
+        # (no ``::=`` rule) is compiled as Lark.
         try:
-            return NextokGrammar(_nextok.Grammar.gbnf(key_string, self.tokenizer_info))
+            return NextokGrammar(compile_grammar_text(key_string, self.tokenizer_info))
         except (_nextok.NextokError, ValueError) as e:
-            logger.error("nextok: invalid GBNF grammar: %s", e)
+            logger.error("nextok: invalid grammar: %s", e)
             return InvalidGrammarObject(str(e))
 
 

@@ -44,6 +44,7 @@ from vllm.v1.structured_output.backend_types import (
 
 from . import _nextok
 from ._bitmask import bitmask_words
+from ._grammar_text import compile_grammar_text
 from ._hf_vocab import huggingface_token_bytes
 
 __all__ = [
@@ -177,11 +178,11 @@ class NextokBackend(StructuredOutputBackend):
         elif request_type == StructuredOutputOptions.CHOICE:
             grammar = _nextok.Grammar.choice([str(c) for c in json.loads(spec)], info)
         elif request_type == StructuredOutputOptions.GRAMMAR:
-            grammar = _nextok.Grammar.gbnf(spec, info)
+            grammar = compile_grammar_text(spec, info)
         else:
             raise ValueError(
                 f"the nextok backend supports JSON Schema, JSON object, regex, choice and "
-                f"GBNF grammar requests, not {request_type.name}"
+                f"grammar (GBNF or Lark) requests, not {request_type.name}"
             )
         with self._lock:
             if len(self._grammars) >= self._max_cached:
@@ -225,7 +226,7 @@ def validate_request(params: Any, tokenizer: Any = None) -> None:
 
     ``params``: a ``vllm.SamplingParams`` with ``structured_outputs`` set.
     JSON Schema (valid JSON text or an object), JSON-object, regex, choice and
-    GBNF grammar requests are served (a regex or grammar that does not compile
+    grammar (GBNF or Lark) requests are served (a regex or grammar that does not compile
     is refused here); structural-tag requests are not.
     """
     so = params.structured_outputs

@@ -166,6 +166,18 @@ void bind_matcher(nb::module_& m) {
           nb::arg("text"), nb::arg("tokenizer_info"),
           "A GBNF grammar (llama.cpp's format; `root` is the start). Raises NextokError "
           "(param \"grammar\", message \"line:column: ...\") on errors.")
+      .def_static(
+          "lark",
+          [](const std::string& text, std::shared_ptr<const TokenizerInfo> info) {
+            if (!info) throw nb::type_error("tokenizer_info must be a TokenizerInfo");
+            auto index = info->index();
+            nb::gil_scoped_release release;
+            return Grammar{nullptr, info, ::nextok::Grammar::lark(std::move(index), text)};
+          },
+          nb::arg("text"), nb::arg("tokenizer_info"),
+          "A Lark grammar from its rule `start`: the language of lark's Earley parser with "
+          "the dynamic_complete lexer (Python regex terminals, %import common, %ignore). "
+          "Raises NextokError (param \"grammar\", message \"line:column: ...\") on errors.")
       .def_prop_ro(
           "warnings",
           [](const Grammar& g) {

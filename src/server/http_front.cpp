@@ -330,8 +330,7 @@ struct HttpFront::Impl {
   void expire(Clock::time_point now) {
     std::vector<int> late;
     for (const auto& [fd, c] : conns)
-      if (c->state != Conn::State::kBusy && c->state != Conn::State::kParked &&
-          now >= c->deadline)
+      if (c->state != Conn::State::kBusy && c->state != Conn::State::kParked && now >= c->deadline)
         late.push_back(fd);
     for (const int fd : late) {
       const std::shared_ptr<Conn> cp = conns[fd];

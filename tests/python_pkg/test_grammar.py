@@ -1,5 +1,6 @@
-"""Grammar.regex / .choice / .gbnf: masks against Python `re` over the small
-vocabulary, GBNF through a Matcher, errors with their parameter and position."""
+"""Grammar.regex / .choice / .gbnf / .lark: masks against Python `re` over the
+small vocabulary, GBNF and Lark through a Matcher, errors with their parameter
+and position."""
 
 from __future__ import annotations
 
@@ -83,6 +84,43 @@ def test_gbnf_matcher_rollback_and_fork(small_info) -> None:
     assert m.num_accepted == 4
 
 
+def test_lark_masks_are_exact(small_info) -> None:
+    # A finite language, so that every sentence can be listed.
+    g = nextok.Grammar.lark('start: "[" item ("," item)? "]"\n?item: NUM | "true"\nNUM: "0".."1" "7"?\n', small_info)
+    items = ["0", "1", "07", "17", "true"]
+    sentences = [f"[{a}]".encode() for a in items] + [f"[{a},{b}]".encode() for a in items for b in items]
+    m = nextok.Matcher(g)
+    rng = random.Random(4)
+    for _ in range(20):
+        m.reset()
+        text = b""
+        while True:
+            got = allowed(m)
+            want = {t for t, b in enumerate(SMALL_TOKENS[:-2]) if viable(sentences, text + b)}
+            if text in sentences:
+                want.add(SMALL_EOS)
+            assert got == want, text
+            options = sorted(got - {SMALL_EOS})
+            if not options:
+                break
+            t = rng.choice(options)
+            m.accept_token(t)
+            text += SMALL_TOKENS[t]
+        assert text in sentences
+
+
+def test_grammar_text_is_told_apart(small_info) -> None:
+    from nextok._grammar_text import compile_grammar_text, is_gbnf
+
+    assert is_gbnf('root ::= "a"\n')
+    assert is_gbnf('# c\n  my-rule ::= "x"\nroot ::= my-rule')
+    assert not is_gbnf('start: "a" // "::=" in a comment is not a rule\n')
+    ids = {b: i for i, b in enumerate(SMALL_TOKENS)}
+    for text in ('root ::= "ab" | "1"\n', 'start: "ab" | "1"\n'):
+        m = nextok.Matcher(compile_grammar_text(text, small_info))
+        assert allowed(m) & {ids[b"a"], ids[b"1"]} == {ids[b"a"], ids[b"1"]}
+
+
 def test_grammar_errors_are_clear(small_info) -> None:
     with pytest.raises(nextok.NextokError, match=r"2:11: undefined rule 'nope'"):
         nextok.Grammar.gbnf('root ::= x\nx ::= "a" nope\n', small_info)
@@ -93,3 +131,8 @@ def test_grammar_errors_are_clear(small_info) -> None:
     assert e.value.param == "pattern"
     with pytest.raises(nextok.NextokError):
         nextok.Grammar.choice([], small_info)
+    with pytest.raises(nextok.NextokError, match=r"2:11: undefined rule 'nope'") as e:
+        nextok.Grammar.lark('start: x\nx: "a" nope\n', small_info)
+    assert e.value.param == "grammar"
+    with pytest.raises(nextok.NextokError, match="templates are not supported"):
+        nextok.Grammar.lark('start: _sep{"a", ","}\n', small_info)

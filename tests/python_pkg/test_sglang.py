@@ -187,6 +187,12 @@ def test_regex_and_ebnf_requests_generate_matching_text(sgl):
             'root ::= "[" [0-9] [0-9]? ("," [0-9] [0-9]?)? "]"',
             r"\[[0-9]{1,2}(,[0-9]{1,2})?\]",
         ),
+        # The same field with a Lark grammar (no "::=" rule).
+        (
+            "ebnf",
+            'start: "[" D D? ("," D D?)? "]"\nD: "0".."9"',
+            r"\[[0-9]{1,2}(,[0-9]{1,2})?\]",
+        ),
     ]
     for kind, spec, pattern in cases:
         value, _ = sgl.backend.get_cached_or_future_value((kind, spec), False)

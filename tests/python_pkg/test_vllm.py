@@ -147,7 +147,7 @@ def test_manager_generates_valid_json_with_vllm_bitmask_application(vllm_env, ma
         vllm_env.jsonschema.validate(json.loads(text), schemas[int(req_id[1:]) % 2])
 
 
-def test_regex_choice_and_gbnf_requests_through_the_manager(vllm_env, manager):
+def test_regex_choice_gbnf_and_lark_requests_through_the_manager(vllm_env, manager):
     import re
 
     import torch
@@ -163,6 +163,11 @@ def test_regex_choice_and_gbnf_requests_through_the_manager(vllm_env, manager):
         "gb": (
             # A finite language, so random logits reach EOS within the steps.
             {"grammar": 'root ::= "(" [0-9] [0-9]? ("+" [0-9] [0-9]?)? ")"'},
+            lambda t: re.fullmatch(r"\([0-9]{1,2}(\+[0-9]{1,2})?\)", t),
+        ),
+        "lk": (
+            # The grammar field in Lark (vLLM's guidance backend reads Lark).
+            {"grammar": 'start: "(" D D? ("+" D D?)? ")"\nD: "0".."9"'},
             lambda t: re.fullmatch(r"\([0-9]{1,2}(\+[0-9]{1,2})?\)", t),
         ),
     }

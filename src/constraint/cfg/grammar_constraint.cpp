@@ -1,12 +1,14 @@
-// Public grammar objects: Grammar (GBNF, regex, choice) and
+// Public grammar objects: Grammar (GBNF, Lark, regex, choice) and
 // GrammarConstraint. Regular front-ends (regex, choice) run on one byte
-// DFA, a table lookup per trie node; GBNF runs the Earley recogniser, one
-// item set per trie depth, with repeated sets named (earley_walker.hpp).
+// DFA, a table lookup per trie node; GBNF and Lark run the Earley
+// recogniser, one item set per trie depth, with repeated sets named
+// (earley_walker.hpp).
 #include <optional>
 
 #include "constraint/cfg/earley.hpp"
 #include "constraint/cfg/earley_walker.hpp"
 #include "constraint/cfg/gbnf.hpp"
+#include "constraint/cfg/lark.hpp"
 #include "constraint/engine/mask_bits.hpp"
 #include "constraint/engine/token_index_impl.hpp"
 #include "constraint/regex/dfa.hpp"
@@ -20,7 +22,7 @@ struct Grammar::Impl {
   std::shared_ptr<const TokenIndex> index;
   Kind kind = Kind::kGbnf;
   std::optional<constraint::Dfa> dfa;                  // regex, choice
-  std::unique_ptr<constraint::cfg::EarleyTables> cfg;  // gbnf
+  std::unique_ptr<constraint::cfg::EarleyTables> cfg;  // gbnf, lark
   size_t max_parse_items = 0;
 };
 
@@ -33,15 +35,35 @@ std::shared_ptr<const TokenIndex> need_index(std::shared_ptr<const TokenIndex> i
 
 }  // namespace
 
+namespace {
+
+// The Earley tables of a pruned grammar.
+void set_cfg(Grammar::Impl& impl, constraint::cfg::Cfg g, const ConstraintLimits& limits) {
+  constraint::cfg::prune(g);
+  impl.cfg = std::make_unique<constraint::cfg::EarleyTables>(g);
+  impl.max_parse_items = limits.max_parse_items;
+}
+
+}  // namespace
+
 std::shared_ptr<const Grammar> Grammar::gbnf(std::shared_ptr<const TokenIndex> index,
                                              std::string_view text,
                                              const ConstraintLimits& limits) {
   auto impl = std::make_unique<Impl>();
   impl->index = need_index(std::move(index));
-  constraint::cfg::Cfg g = constraint::cfg::parse_gbnf(text, limits);
-  constraint::cfg::prune(g);
-  impl->cfg = std::make_unique<constraint::cfg::EarleyTables>(g);
-  impl->max_parse_items = limits.max_parse_items;
+  set_cfg(*impl, constraint::cfg::parse_gbnf(text, limits), limits);
+  std::shared_ptr<Grammar> out(new Grammar());
+  out->impl_ = std::move(impl);
+  return out;
+}
+
+std::shared_ptr<const Grammar> Grammar::lark(std::shared_ptr<const TokenIndex> index,
+                                             std::string_view text,
+                                             const ConstraintLimits& limits) {
+  auto impl = std::make_unique<Impl>();
+  impl->index = need_index(std::move(index));
+  impl->kind = Kind::kLark;
+  set_cfg(*impl, constraint::cfg::parse_lark(text, limits), limits);
   std::shared_ptr<Grammar> out(new Grammar());
   out->impl_ = std::move(impl);
   return out;

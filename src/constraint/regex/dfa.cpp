@@ -272,7 +272,11 @@ NodePtr literal_node(std::string_view text) {
 
 NodePtr alternative_root(const RegexAlternative& alt, const RegexOptions& opt) {
   if (alt.literal) return literal_node(alt.text);
-  NodePtr root = regex::parse(alt.text, opt.unicode_classes || alt.unicode_classes);
+  NodePtr root = regex::parse(
+      alt.text, regex::Syntax{.unicode = opt.unicode_classes || alt.unicode_classes || opt.python,
+                              .python = opt.python,
+                              .ignore_case = opt.ignore_case,
+                              .dot_all = opt.dot_all});
   const bool from_start = peel(*root, Node::kInputStart, opt.full_match);
   const bool to_end = peel(*root, Node::kInputEnd, opt.full_match);
   if (opt.full_match) return root;
@@ -318,8 +322,8 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
   // it already. Smaller sets make the construction several times faster.
   std::vector<uint8_t> important(nfa.edges.size(), 0);
   for (size_t s = 0; s < nfa.edges.size(); ++s) {
-    important[s] = !nfa.edges[s].empty() || label_of[s] != UINT32_MAX ||
-                   !nfa.at_start[s].empty() || !nfa.at_end[s].empty();
+    important[s] = !nfa.edges[s].empty() || label_of[s] != UINT32_MAX || !nfa.at_start[s].empty() ||
+                   !nfa.at_end[s].empty();
   }
   auto prune = [&](std::vector<uint32_t>& set) {  // and sort: the set's key
     std::erase_if(set, [&](uint32_t s) { return !important[s]; });

@@ -31,6 +31,11 @@ struct RegexOptions {
   // With json_string: only the spellings a set needs (no \uXXXX for
   // printable characters), so that each key has one spelling per name.
   bool canonical_escapes = false;
+  // Python `re` syntax and its i and s flags (regex::Syntax), for Lark
+  // grammars' regex terminals.
+  bool python = false;
+  bool ignore_case = false;
+  bool dot_all = false;
 };
 
 // One alternative of a labeled union: a pattern, or literal text.

@@ -1,6 +1,7 @@
 #include "constraint/regex/regex_parser.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include <utf8proc.h>
@@ -86,12 +87,68 @@ const CodeSet& unicode_digit() {
   return set;
 }
 
+// Python's str.isspace() (\s in a str pattern).
+const CodeSet kPythonSpace = normalized({{'\t', '\r'},
+                                         {0x1C, ' '},
+                                         {0x85, 0x85},
+                                         {0xA0, 0xA0},
+                                         {0x1680, 0x1680},
+                                         {0x2000, 0x200A},
+                                         {0x2028, 0x2029},
+                                         {0x202F, 0x202F},
+                                         {0x205F, 0x205F},
+                                         {0x3000, 0x3000}});
+
+// Code points with case variants, each with the members of its class: the
+// code points linked by lowercase and uppercase mappings, transitively (so
+// 's', 'S' and U+017F are one class, as in Python's re).
+const std::vector<std::pair<uint32_t, std::vector<uint32_t>>>& case_classes() {
+  static const auto table = [] {
+    std::map<uint32_t, uint32_t> parent;
+    const auto find = [&](uint32_t x) {
+      auto [it, fresh] = parent.emplace(x, x);
+      while (it->second != x) {
+        x = it->second;
+        it = parent.find(x);
+      }
+      return x;
+    };
+    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+      const auto c = static_cast<utf8proc_int32_t>(cp);
+      const auto lo = static_cast<uint32_t>(utf8proc_tolower(c));
+      const auto up = static_cast<uint32_t>(utf8proc_toupper(c));
+      if (lo == cp && up == cp) continue;
+      for (uint32_t other : {lo, up}) {
+        const uint32_t a = find(cp), b = find(other);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+      }
+    }
+    std::map<uint32_t, std::vector<uint32_t>> members;
+    for (const auto& [cp, up] : parent) members[find(cp)].push_back(cp);
+    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> out;
+    for (const auto& [cp, up] : parent) out.emplace_back(cp, members[find(cp)]);
+    return out;  // sorted by code point: parent is a map
+  }();
+  return table;
+}
+
 const CodeSet kNotLineTerminator =
     complement(normalized({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}));
 
+bool contains(const CodeSet& set, uint32_t cp) {
+  auto it =
+      std::upper_bound(set.begin(), set.end(), std::pair<uint32_t, uint32_t>{cp, kMaxCodePoint});
+  return it != set.begin() && std::prev(it)->second >= cp;
+}
+
 class Parser {
  public:
-  Parser(std::string_view p, bool unicode) : p_(p), unicode_(unicode) {}
+  Parser(std::string_view p, const Syntax& syntax)
+      : p_(p),
+        unicode_(syntax.unicode || syntax.python),
+        python_(syntax.python),
+        icase_(syntax.ignore_case),
+        dotall_(syntax.dot_all) {}
 
   NodePtr parse() {
     NodePtr n = alternation();
@@ -148,15 +205,19 @@ class Parser {
         set = unicode_ ? unicode_digit() : kDigit;
         return true;
       case 'D':
-        set = complement(kDigit);
+        set = complement(python_ && unicode_ ? unicode_digit() : kDigit);
         return true;
       case 'w':
         set = unicode_ ? unicode_word() : kWord;
         return true;
       case 'W':
-        set = complement(kWord);
+        set = complement(python_ && unicode_ ? unicode_word() : kWord);
         return true;
       case 's':
+        if (python_) {
+          set = unicode_ ? kPythonSpace : CodeSet{{'\t', '\r'}, {' ', ' '}};
+          return true;
+        }
         set = unicode_ ? normalized([] {
           CodeSet u = kSpace;
           u.emplace_back(0x1C, 0x1F);
@@ -166,8 +227,18 @@ class Parser {
                        : kSpace;
         return true;
       case 'S':
-        set = complement(kSpace);
+        set = complement(python_ ? (unicode_ ? kPythonSpace : CodeSet{{'\t', '\r'}, {' ', ' '}})
+                                 : kSpace);
         return true;
+      case 'a':
+        if (!python_) fail("unknown escape \\a");
+        cp = 7;
+        return false;
+      case 'U':
+        if (!python_) fail("unknown escape \\U");
+        cp = hex(8);
+        if (cp > kMaxCodePoint) fail("code point out of range");
+        return false;
       case 'n':
         cp = '\n';
         return false;
@@ -190,7 +261,7 @@ class Parser {
         cp = hex(2);
         return false;
       case 'u':
-        if (at('{')) {
+        if (at('{') && !python_) {
           ++i_;
           size_t n = 0;
           while (i_ + n < p_.size() && p_[i_ + n] != '}') ++n;
@@ -255,6 +326,7 @@ class Parser {
     ++i_;
     auto n = make(Node::kSet);
     n->set = normalized(set);
+    if (icase_) n->set = case_closed(n->set);
     if (negate) n->set = complement(n->set);
     return n;
   }
@@ -263,16 +335,20 @@ class Parser {
     const char c = p_[i_];
     if (c == '(') {
       ++i_;
+      const bool icase = icase_, dotall = dotall_, unicode = unicode_;
       if (at('?')) {
         if (i_ + 1 < p_.size() && p_[i_ + 1] == ':') {
           i_ += 2;
-        } else {
+        } else if (!python_) {
           unsupported("lookaround or a named group");
+        } else if (python_group()) {
+          return make(Node::kConcat);  // (?flags): applies from here on
         }
       }
       NodePtr n = alternation();
       if (!at(')')) fail("missing ')'");
       ++i_;
+      icase_ = icase, dotall_ = dotall, unicode_ = unicode;  // (?flags:...) ends here
       return n;
     }
     if (c == '[') return klass();
@@ -280,10 +356,17 @@ class Parser {
       ++i_;
       return make(c == '^' ? Node::kInputStart : Node::kInputEnd);
     }
+    if (python_ && c == '\\' && i_ + 1 < p_.size() && (p_[i_ + 1] == 'A' || p_[i_ + 1] == 'Z')) {
+      i_ += 2;
+      return make(p_[i_ - 1] == 'A' ? Node::kInputStart : Node::kInputEnd);
+    }
     auto n = make(Node::kSet);
     if (c == '.') {
       ++i_;
-      n->set = kNotLineTerminator;
+      n->set = dotall_   ? CodeSet{{0, kMaxCodePoint}}
+               : python_ ? complement({{'\n', '\n'}})
+                         : kNotLineTerminator;
+      return n;
     } else if (c == '\\') {
       ++i_;
       uint32_t cp;
@@ -294,7 +377,57 @@ class Parser {
       const uint32_t cp = code_point();
       n->set = {{cp, cp}};
     }
+    if (icase_) n->set = case_closed(n->set);
     return n;
+  }
+
+  // After "(?" in Python syntax: a named group (its body follows; false),
+  // inline flags "(?aimsux)" (consumed; true) or scoped ones "(?i-s:"
+  // (set until the group's ')'; false).
+  bool python_group() {
+    ++i_;  // ?
+    if (at('P') && i_ + 1 < p_.size() && p_[i_ + 1] == '<') {
+      const size_t end = p_.find('>', i_);
+      if (end == std::string_view::npos || end == i_ + 2) fail("bad named group");
+      i_ = end + 1;
+      return false;
+    }
+    if (at('P') && i_ + 1 < p_.size() && p_[i_ + 1] == '=') unsupported("a backreference");
+    if (at('#')) {
+      const size_t end = p_.find(')', i_);
+      if (end == std::string_view::npos) fail("unterminated comment");
+      i_ = end + 1;
+      return true;
+    }
+    bool on = true, any = false;
+    while (i_ < p_.size() && !at(')') && !at(':')) {
+      const char f = p_[i_++];
+      any = true;
+      if (f == '-' && on) {
+        on = false;
+      } else if (f == 'i') {
+        icase_ = on;
+      } else if (f == 's') {
+        dotall_ = on;
+      } else if (f == 'a') {
+        unicode_ = !on;
+      } else if (f == 'u') {
+        unicode_ = on;
+      } else if (f == 'm' || f == 'x' || f == 'L') {
+        unsupported(std::string("the regex flag ") + f);
+      } else {
+        --i_;
+        unsupported("lookaround");
+      }
+    }
+    if (!any || i_ >= p_.size()) fail("bad group");
+    if (at(')')) {
+      if (!on) fail("bad inline flags");
+      ++i_;
+      return true;
+    }
+    ++i_;  // :
+    return false;
   }
 
   bool number(int& out) {
@@ -321,7 +454,9 @@ class Parser {
         lo = 0, hi = 1, ++i_;
       } else if (c == '{') {
         const size_t save = i_++;
-        if (!number(lo)) {
+        if (python_ && at(',')) {
+          lo = 0;  // Python's {,n}
+        } else if (!number(lo)) {
           i_ = save;  // a literal '{' as in ECMA's Annex B
           break;
         }
@@ -368,6 +503,9 @@ class Parser {
 
   std::string_view p_;
   bool unicode_ = false;
+  bool python_ = false;
+  bool icase_ = false;
+  bool dotall_ = false;
   size_t i_ = 0;
 };
 
@@ -379,8 +517,17 @@ NodePtr make(Node::Kind k) {
   return n;
 }
 
-NodePtr parse(std::string_view pattern, bool unicode) {
-  return Parser(pattern, unicode).parse();
+NodePtr parse(std::string_view pattern, const Syntax& syntax) {
+  return Parser(pattern, syntax).parse();
+}
+
+CodeSet case_closed(const CodeSet& set) {
+  CodeSet out = set;
+  for (const auto& [cp, members] : case_classes()) {
+    if (!contains(set, cp)) continue;
+    for (uint32_t m : members) out.emplace_back(m, m);
+  }
+  return normalized(std::move(out));
 }
 
 }  // namespace nextok::constraint::regex

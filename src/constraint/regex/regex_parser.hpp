@@ -27,10 +27,29 @@ using NodePtr = std::unique_ptr<Node>;
 
 NodePtr make(Node::Kind k);
 
+// How a pattern is read. `unicode`: \d, \w and \s take their Unicode
+// meanings (see RegexOptions). `python`: Python's `re` for str patterns
+// instead of ECMA-262: `.` excludes only '\n', \s is str.isspace(),
+// (?P<name>...) groups, (?flags) and (?flags:...) with the flags i, s and a,
+// {,n}, \A, \Z and \U; implies `unicode` unless the a flag is given.
+// `ignore_case`, `dot_all`: the i and s flags from the start.
+struct Syntax {
+  bool unicode = false;
+  bool python = false;
+  bool ignore_case = false;
+  bool dot_all = false;
+};
+
 // The tree of `pattern` (always a kAlt at the root). Throws
 // Error{kInvalidArgument, "pattern"} on a syntax error and
-// Error{kUnsupported, "pattern"} on what a DFA cannot express. `unicode`:
-// \d, \w and \s take their Unicode meanings (see RegexOptions).
-NodePtr parse(std::string_view pattern, bool unicode);
+// Error{kUnsupported, "pattern"} on what a DFA cannot express.
+NodePtr parse(std::string_view pattern, const Syntax& syntax);
+inline NodePtr parse(std::string_view pattern, bool unicode) {
+  return parse(pattern, Syntax{.unicode = unicode});
+}
+
+// The set with every code point's simple case variants added (Python's
+// IGNORECASE for str patterns: code points whose lowercase forms agree).
+CodeSet case_closed(const CodeSet& set);
 
 }  // namespace nextok::constraint::regex

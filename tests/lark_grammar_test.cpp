@@ -1,0 +1,158 @@
+// The Lark front-end (Grammar::lark) against brute force: each grammar
+// beside a PCRE2 pattern of the same language (what lark's Earley parser
+// with the dynamic_complete lexer accepts), every mask along random walks
+// compared; then the same language as GBNF gives the same masks, and the
+// errors name line and column.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "grammar_test_util.hpp"
+#include "nextok/error.hpp"
+
+namespace {
+
+using nextok::Error;
+using nextok::ErrorCode;
+using nextok::Grammar;
+using nextok::GrammarConstraint;
+using nextok::grammar_test::bit;
+using nextok::grammar_test::check_walks;
+using nextok::grammar_test::small_index;
+
+struct Case {
+  const char* lark;
+  const char* pcre;  // the same language
+};
+
+const Case kCases[] = {
+    {"start: \"a\" b+ \"x\"\nb: \"b\" | \"c\"", "a(?:b|c)+x"},
+    // %ignore: before any terminal of a rule and at the end, not inside
+    // a terminal (NUM).
+    {"start: item (\",\" item)*\n?item: \"a\" | \"b\" NUM\nNUM: \"1\" \"0\"*\n%ignore \" \"",
+     " *(?:a|b *10*)(?: *, *(?:a|b *10*))* *"},
+    {"start: NUM (\"+\" NUM)*  // a comment\nNUM: /[0-9]+/", "[0-9]+(?:\\+[0-9]+)*"},
+    {"start: L~2..3 INT\nL: \"a\"..\"c\"\n%import common.INT", "[a-c]{2,3}[0-9]+"},
+    {"start: \"ab\"i \"x\" ~ 2", "[aA][bB]xx"},
+    // Optional brackets, recursion, aliases, multi-line alternatives.
+    {"start: \"(\" [inner] \")\" -> paren\ninner: start\n    | \"1\"", "(\\((?:(?1)|1)?\\))"},
+    // Python's dot: all but \n; with the s flag all.
+    {"start: /a.b/", "a(?:[\\x00-\\x09\\x0b-\\x7f]|" MB ")b"},
+    {"start: /a.b/s | /x(?:0|1){,2}/", "(?:a(?:[\\x00-\\x7f]|" MB ")b|x[01]{0,2})"},
+    {"start: ESCAPED_STRING\n%import common.ESCAPED_STRING",
+     "\"(?:[^\"\\\\\\n\\x80-\\xff]|" MB "|\\\\(?:[^\\n\\x80-\\xff]|" MB "))*\""},
+    {"start: SIGNED_NUMBER\n%import common (SIGNED_NUMBER)",
+     "[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?"},
+    {"start: W (W)*\nW: /[a-c]+/ | \"\\t\"\n%import common.WS -> SPACE\n%ignore SPACE",
+     // Whitespace and letters with at least one letter or tab (the pattern
+     // unambiguous, so that PCRE2 does not backtrack past its limit).
+     "[\\n\\f\\r ]*[a-c\\t][\\t\\n\\f\\r a-c]*"},
+};
+
+TEST(LarkGrammar, MasksEqualBruteForce) {
+  size_t checked = 0;
+  unsigned seed = 300;
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.lark);
+    const auto g = Grammar::lark(small_index(), c.lark);
+    EXPECT_EQ(g->kind(), Grammar::Kind::kLark);
+    checked += check_walks(g, c.pcre, seed++);
+  }
+  EXPECT_GT(checked, 800u);
+}
+
+TEST(LarkGrammar, EqualsGbnfOnTheSameLanguage) {
+  const auto a = Grammar::lark(small_index(),
+                               "?start: sum\n?sum: sum \"+\" atom | atom\n"
+                               "atom: DIGIT+ | \"(\" sum \")\"\n%import common.DIGIT");
+  const auto b = Grammar::gbnf(small_index(),
+                               "root ::= sum\nsum ::= sum \"+\" atom | atom\n"
+                               "atom ::= [0-9]+ | \"(\" sum \")\"\n");
+  const auto& v = small_index()->vocab();
+  std::vector<uint32_t> ma(nextok::bitmask_words(v.size())), mb(ma.size());
+  std::mt19937 rng(9);
+  for (int walk = 0; walk < 10; ++walk) {
+    GrammarConstraint ca(a), cb(b);
+    for (int step = 0; step < 16; ++step) {
+      ca.step_mask(ma);
+      cb.step_mask(mb);
+      ASSERT_EQ(ma, mb) << "walk " << walk << " step " << step;
+      std::vector<uint32_t> allowed;
+      for (uint32_t id = 1; id < v.size(); ++id) {
+        if (bit(ma, id)) allowed.push_back(id);
+      }
+      if (allowed.empty()) break;
+      const uint32_t id = allowed[rng() % allowed.size()];
+      ca.advance(id);
+      cb.advance(id);
+    }
+  }
+}
+
+std::pair<std::string, std::string> error_of(const std::string& lark) {
+  try {
+    Grammar::lark(small_index(), lark);
+  } catch (const Error& e) {
+    return {e.param(), e.what()};
+  }
+  ADD_FAILURE() << "compiled: " << lark;
+  return {};
+}
+
+TEST(LarkGrammar, ErrorsNameLineAndColumn) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"start: \"a\"\nfoo \"b\"", "2:5: expecting ':'"},
+      {"start: \"abc", "1:8: unterminated string"},
+      {"start: /ab", "1:8: unterminated regex"},
+      {"start: ( \"a\"", "1:13: expecting ')'"},
+      {"start: [ \"a\" )", "1:14: expecting ']'"},
+      {"start: item\n\nitem: \"a\" other", "3:11: undefined rule 'other'"},
+      {"start: A\nA: \"a\" B", "2:8: undefined terminal 'B'"},
+      {"item: \"a\"", "no 'start' rule"},
+      {"start: \"a\"\nstart: \"b\"", "2:1: 'start' is defined twice"},
+      {"start: A\nA: \"x\" A", "2:8: the terminal 'A' uses itself"},
+      {"start: A\nA: \"x\" b\nb: \"y\"", "2:8: a terminal cannot use the rule 'b'"},
+      {"start: _sep{\"a\", \",\"}", "1:12: templates are not supported"},
+      {"_sep{x, s}: x (s x)*\nstart: \"a\"", "1:5: templates are not supported"},
+      {"start: \"a\"\n%declare X", "2:1: %declare is not supported"},
+      {"start: \"a\"\n%override start: \"b\"", "2:1: %override is not supported"},
+      {"start: X\n%import mylib.X", "2:1: only %import common is supported"},
+      {"start: X\n%import common.NOPE -> X", "2:1: common has no terminal 'NOPE'"},
+      {"start: \"a\" ~ 2001", "a repetition count above 2000"},
+      {"start: \"a\" ~ 3..2", "1:12: a repetition range out of order"},
+      {"start: \"ab\"..\"c\"", "a range needs one-character strings"},
+      {"start: /a/m", "1:11: the regex flag 'm' is not supported"},
+      {"start: a\na: \"x\" a", "the grammar's language is empty"},
+      {"start: \"a\" %", "1:12: unexpected '%'"},
+  };
+  for (auto [text, want] : cases) {
+    const auto [param, got] = error_of(text);
+    EXPECT_EQ(param, "grammar") << text;
+    EXPECT_NE(got.find(want), std::string::npos) << text << "\n  got: " << got;
+  }
+  // A regex a DFA cannot express: its own parameter, still with a position.
+  const auto [param, got] = error_of("start: \"x\" /a(?=b)/");
+  EXPECT_EQ(param, "pattern");
+  EXPECT_NE(got.find("1:12: "), std::string::npos) << got;
+  EXPECT_NE(got.find("lookaround"), std::string::npos) << got;
+}
+
+TEST(LarkGrammar, HostileGrammarsStayBounded) {
+  nextok::ConstraintLimits limits;
+  limits.max_grammar_nodes = 10000;
+  std::string text = "start: ";
+  for (int k = 0; k < 20000; ++k) text += (k ? " | \"w" : "\"w") + std::to_string(k) + "\"";
+  try {
+    Grammar::lark(small_index(), text, limits);
+    ADD_FAILURE() << "a 20,000-way alternation compiled past max_grammar_nodes";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("max_grammar_nodes"), std::string::npos) << e.what();
+  }
+  // Left recursion and an exponential regex compile and walk.
+  const auto g = Grammar::lark(small_index(), "start: start \"+\" N | N\nN: /(a|aa)*b/");
+  EXPECT_GT(check_walks(g, "(a|aa)*b(?:\\+(a|aa)*b)*", 17, 10, 10), 20u);
+}
+
+}  // namespace
