@@ -131,7 +131,7 @@ def test_grammar_errors_are_clear(small_info) -> None:
     assert e.value.param == "pattern"
     with pytest.raises(nextok.NextokError):
         nextok.Grammar.choice([], small_info)
-    with pytest.raises(nextok.NextokError, match=r"2:11: undefined rule 'nope'") as e:
+    with pytest.raises(nextok.NextokError, match=r"2:8: undefined rule 'nope'") as e:
         nextok.Grammar.lark('start: x\nx: "a" nope\n', small_info)
     assert e.value.param == "grammar"
     with pytest.raises(nextok.NextokError, match="templates are not supported"):
