@@ -300,6 +300,34 @@ TEST(JsonSchemaKeywords, OneOf) {
                                  "required":["t"]}},"required":["m"],"additionalProperties":false}]})",
       {R"({"k":"a"})", R"({"k":1})", R"({"k":"b"})", R"({"k":5})", R"({"m":{"t":2}})"},
       {R"({"k":"c"})", R"({"k":0})", R"({"m":{"t":3}})", R"({"k":{},"m":{"t":1}})"});
+  // Branches told apart only by required keys: exactly one key set present
+  // (each verdict as jsonschema gives it).
+  expect_schema(R"({"oneOf":[{"type":"object","properties":{"uses":true},"required":["uses"]},
+                             {"type":"object","required":["run"]}]})",
+                {R"({"uses":1})", R"({"run":"x","with":2})"},
+                {"{}", R"({"uses":1,"run":2})", "1", R"("s")"});
+  expect_schema(R"({"properties":{"n":{"type":"string"}},
+                    "oneOf":[{"required":["n","host"]},{"required":["n","path"]}]})",
+                {R"({"n":"a","host":1})", R"({"n":"a","path":1})"},
+                {R"({"n":"a","host":1,"path":2})", R"({"host":1,"path":1})", R"({"n":1,"host":1})",
+                 "1", "null"});
+  // Non-objects satisfy a branch without a type: kept when exactly one has none.
+  expect_schema(R"({"oneOf":[{"required":["a"]},{"type":"object","required":["b"]}]})",
+                {"1", R"("s")", "[]", R"({"a":1})", R"({"b":1})"}, {"{}", R"({"a":1,"b":2})"});
+  // A branch whose keys include another's is never the only one.
+  expect_schema(R"({"type":"object","oneOf":[{"required":["a"]},{"required":["a","b"]},
+                                             {"required":["c"]}]})",
+                {R"({"a":1})", R"({"c":1})"}, {R"({"a":1,"b":1})", R"({"a":1,"c":1})", "{}"});
+  // Arrays told apart by their lengths, or by the items every common value has.
+  expect_schema(R"({"oneOf":[{"type":"array","items":{"type":"object"},"minItems":1},
+                             {"type":"array","items":{"type":"string"},"minItems":1}]})",
+                {"[{}]", R"(["a","b"])"}, {"[]", "[1]", R"([{},"a"])"});
+  expect_schema(R"({"oneOf":[{"type":"array","maxItems":1},{"type":"array","minItems":2},
+                             {"type":"string"}]})",
+                {"[]", "[1]", "[1,2]", R"("s")"}, {"1"});
+  EXPECT_EQ(schema_error(R"({"oneOf":[{"type":"array","items":{"type":"string"}},
+                                     {"type":"array","items":{"type":"integer"}}]})"),
+            "unsupported /oneOf");  // [] satisfies both
   const char* overlap = R"({"oneOf":[{"type":"string"},{"type":"string","maxLength":2}]})";
   EXPECT_EQ(schema_error(overlap), "unsupported /oneOf");
   const auto g = compile(overlap, lenient());
@@ -366,9 +394,13 @@ TEST(JsonSchemaKeywords, Not) {
                 {R"({"a":1})", R"({"b":1,"a":2})"});
   expect_schema(R"({"type":"object","not":{"required":["a","b"]}})",
                 {"{}", R"({"a":1})", R"({"b":1,"c":2})"}, {R"({"a":1,"b":2})", R"({"b":1,"a":2})"});
+  // `required` holds for every non-object, so its negation refuses them
+  // (what jsonschema says too).
   expect_schema(R"({"not":{"anyOf":[{"required":["a"]},{"required":["b"]}]}})",
-                {"{}", R"({"c":1})", "1"}, {R"({"a":1})", R"({"b":1})"});
-  expect_schema(R"({"required":["a"],"not":{"required":["a"]}})", {"1"}, {"{}", R"({"a":1})"});
+                {"{}", R"({"c":1})"}, {R"({"a":1})", R"({"b":1})", "1", R"("x")", "null", "[]"});
+  expect_schema(R"({"not":{"required":["a"]}})", {"{}", R"({"b":1})"},
+                {R"({"a":1})", "1", "true", R"("a")", "[{}]"});
+  EXPECT_EQ(schema_error(R"({"required":["a"],"not":{"required":["a"]}})"), "invalid_argument /");
   EXPECT_EQ(schema_error(R"({"not":{"type":"integer"}})"), "unsupported /not");
   EXPECT_EQ(schema_error(R"({"not":{"enum":[{"a":1}]}})"), "unsupported /not");
   EXPECT_EQ(schema_error(R"({"not":{"required":["a"],"properties":{"a":{}}}})"),

@@ -164,8 +164,8 @@ def corpus_synthetic_keys(count: int = 300, seed: int = 17) -> Iterator[tuple[st
     """Generated object schemas that stress key automata: declared names that
     extend each other, pattern properties that overlap them (anchored
     anywhere, starting with '/'), nullable unions of values, required
-    subsets, dependencies, propertyNames, and additionalProperties of every
-    kind."""
+    subsets, dependencies, propertyNames, additionalProperties of every
+    kind, and oneOf branches told apart by required keys."""
     rng = random.Random(seed)
     stems = ["a", "ab", "a_b", "abc", "bad_if", "bad_if_regexp", "/", "/x", "x-", "x-y", "id", "ids", "é", "k1", "k10"]
     values = [{"type": "integer"}, {"type": "string"}, {"type": ["string", "null"]},
@@ -188,6 +188,21 @@ def corpus_synthetic_keys(count: int = 300, seed: int = 17) -> Iterator[tuple[st
             schema["propertyNames"] = rng.choice([{"pattern": "^[a-z_/]+$"}, {"maxLength": 3}, {"minLength": 2},
                                                   {"enum": rng.sample(stems, 4)}, {"pattern": "^x-|^a"},
                                                   {"format": "json-pointer"}])
+        # oneOf told apart by required keys ("exactly one of"), with its own
+        # generator so that the schemas above stay as they were.
+        extra = random.Random(seed * 7919 + i)
+        if extra.random() < 0.3:
+            branches = []
+            for _ in range(extra.randint(2, 4)):
+                b: dict[str, Any] = {"required": extra.sample(names + ["zz"], extra.randint(1, min(2, len(names))))}
+                if extra.random() < 0.3:
+                    b["type"] = "object"
+                if extra.random() < 0.3:
+                    b["properties"] = {b["required"][0]: {"description": "d"}}
+                branches.append(b)
+            schema["oneOf"] = branches
+            if extra.random() < 0.5:
+                del schema["type"]
         yield f"synthetic-keys/{i}", schema
 
 
@@ -548,6 +563,13 @@ def build_case(name: str, schema: Any, count: int, seed: int, timeout_s: float) 
                 bad.append(json.dumps(m, ensure_ascii=False))
                 if len(bad) >= 2 * count:
                     break
+    # One value of each JSON type in place of the whole instance: what a
+    # schema refuses by type (`not: {required}` refuses every non-object)
+    # must be refused, whatever the mutations above happened to pick.
+    if good:
+        for y in (None, True, 0, 1.5, "x", [], {}):
+            if is_valid_both(check, y) is False:
+                bad.append(json.dumps(y))
     case.invalid = list(dict.fromkeys(bad))
     return case
 

@@ -157,6 +157,15 @@ GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
         fail(ErrorCode::kInvalidArgument, parts[k].ptr + "/" + kw,
              std::string(kw) + " must be a non-empty array");
       }
+      // A oneOf told apart only by required keys: the equivalent anyOf.
+      if (bit == kOneOfDone) {
+        if (const json* any = one_of_by_required(*it)) {
+          const std::string ptr = parts[k].ptr + "/" + kw;
+          parts[k].done |= bit;
+          parts.push_back({any, ptr, 0});
+          continue;
+        }
+      }
       // Branches that only list values are one enum: no distribution.
       const ValueSplit& split = value_split(*it, bit == kOneOfDone);
       if (split.values && split.others.empty()) {

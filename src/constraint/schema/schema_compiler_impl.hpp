@@ -263,6 +263,9 @@ class Compiler {
     std::vector<size_t> others;          // the branches that constrain otherwise
   };
   const ValueSplit& value_split(const json& branches, bool one_of);
+  // The anyOf a oneOf of required-only branches is (one_of_keys.hpp), kept
+  // per oneOf array; null when it is not of that kind.
+  const json* one_of_by_required(const json& branches);
   static constexpr size_t kMaxMergedValues = 4096;
   static std::optional<json> listed_values(const json& branch);
   std::shared_ptr<const Dfa> enum_dfa_ptr(std::vector<std::string> texts, bool strings);
@@ -283,6 +286,7 @@ class Compiler {
   std::map<const json*, std::vector<Case>> if_cases_;
   // Per anyOf/oneOf array: its value-only branches as one enum.
   std::map<const json*, ValueSplit> value_splits_;
+  std::map<const json*, std::unique_ptr<const json>> key_one_ofs_;
   std::map<std::vector<std::string>, std::shared_ptr<const Dfa>> enum_dfas_;
   std::set<uint32_t> pending_;
   uint32_t never_ = kNoNode, any_ = kNoNode;

@@ -111,6 +111,9 @@ Negation negation_of(const json& n, const std::string& ptr) {
     std::sort(f.begin(), f.end());
     f.erase(std::unique(f.begin(), f.end()), f.end());
   }
+  // `required` holds for every value that is not an object, so its
+  // negation (and an anyOf or allOf of such) leaves objects alone.
+  if (!out.forbidden.empty()) out.types |= kAllTypes & ~kObject;
   // not: {required: []} holds for every object, so nothing is allowed.
   if (std::any_of(out.forbidden.begin(), out.forbidden.end(),
                   [](const auto& f) { return f.empty(); }) &&

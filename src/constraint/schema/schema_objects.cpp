@@ -1,8 +1,18 @@
 // Objects: properties, required, patterns, additional keys, propertyNames,
 // dependencies and the key automaton.
+#include "constraint/schema/one_of_keys.hpp"
 #include "constraint/schema/schema_compiler_impl.hpp"
 
 namespace nextok::constraint::schema_detail {
+
+const json* Compiler::one_of_by_required(const json& branches) {
+  auto [it, fresh] = key_one_ofs_.try_emplace(&branches);
+  if (fresh) {
+    if (auto any = constraint::one_of_by_required(branches))
+      it->second = std::make_unique<const json>(std::move(*any));
+  }
+  return it->second.get();
+}
 
 // --- containers ------------------------------------------------------------
 

@@ -192,6 +192,26 @@ bool leaves_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& 
 }
 
 bool objects_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b, int depth);
+bool values_disjoint(const Grammar& g, uint32_t x, uint32_t y, int depth);
+
+// Two arrays no value satisfies both: their lengths cannot agree, or at a
+// position every common value has, their items are disjoint.
+bool arrays_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b, int depth) {
+  const auto longest = [](const GrammarNode& n) {
+    return n.items == kNoNode ? std::min<uint64_t>(n.max_items, n.prefix.size()) : n.max_items;
+  };
+  const uint64_t lo = std::max(a.min_items, b.min_items);
+  if (lo > std::min<uint64_t>(longest(a), longest(b))) return true;
+  if (depth <= 0) return false;
+  const auto item = [](const GrammarNode& n, size_t i) {
+    return i < n.prefix.size() ? n.prefix[i] : n.items;
+  };
+  for (size_t i = 0; i < std::min<uint64_t>(lo, 8); ++i) {
+    const uint32_t x = item(a, i), y = item(b, i);
+    if (x != kNoNode && y != kNoNode && values_disjoint(g, x, y, depth - 1)) return true;
+  }
+  return false;
+}
 
 void value_options(const Grammar& g, uint32_t n, std::vector<uint32_t>& out, int depth) {
   const GrammarNode& x = g.nodes[n];
@@ -220,8 +240,10 @@ bool values_disjoint(const Grammar& g, uint32_t x, uint32_t y, int depth) {
         if (depth <= 0 ||
             !(objects_disjoint(g, a, b, depth - 1) || objects_disjoint(g, b, a, depth - 1)))
           return false;
+      } else if (a.kind == NodeKind::kArray && b.kind == NodeKind::kArray) {
+        if (!arrays_disjoint(g, a, b, depth)) return false;
       } else if (a.kind == b.kind) {
-        return false;  // arrays: not analysed
+        return false;
       } else if (a.kind == NodeKind::kLeaf || b.kind == NodeKind::kLeaf) {
         // A leaf against a container: a leaf never starts with '{' or '['.
         const GrammarNode& leaf = a.kind == NodeKind::kLeaf ? a : b;
@@ -270,6 +292,7 @@ bool pair_disjoint(const Grammar& g, uint32_t x, uint32_t y) {
   if (a.kind == NodeKind::kObject && b.kind == NodeKind::kObject) {
     return objects_disjoint(g, a, b) || objects_disjoint(g, b, a);
   }
+  if (a.kind == NodeKind::kArray && b.kind == NodeKind::kArray) return arrays_disjoint(g, a, b, 2);
   return false;
 }
 
