@@ -2,7 +2,8 @@
 # The test command: dependencies, the dev build (warnings as errors) with the
 # GoogleTest suite and the Python oracles, the constraint dataset tests from
 # the release build, the Python package (wheel, fresh venv, tests/python_pkg),
-# the ASan+UBSan build, and find_package(nextok) consumers (all, sampling
+# the ASan+UBSan build (its tests and the hostile-client server suite), and
+# find_package(nextok) consumers (all, sampling
 # only, constraint only) against an installed copy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,11 @@ bash scripts/python_pkg.sh
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs" -E python_oracles -LE "constraint_datasets|model_oracles|cuda"
+# The hostile-client suite against the ASan+UBSan server (slow heads, floods,
+# hang-ups, huge and quadratic schemas, bogus framing): a sanitizer report
+# aborts the server, a leak fails its exit code. Time bounds scaled 4x.
+NEXTOK_CLI="$PWD/build/asan/tools/nextok" NEXTOK_SMOLLM2_GGUF="${smol[1]}" NEXTOK_TIME_SCALE=4 \
+  .venv/bin/python -m pytest -q -p no:cacheprovider tests/python/test_server_hostile.py
 
 # find_package(nextok) consumers against an installed copy: everything, the
 # sampling component alone and the constraint component alone.

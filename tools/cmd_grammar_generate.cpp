@@ -105,9 +105,18 @@ int run(const Args& a) {
         dead_end = true;
         break;
       }
+      // Now and then, among the allowed tokens that hold a closing byte:
+      // walks then finish what they open.
+      size_t nc = 0;
+      for (size_t w = 0; w < mask.size(); ++w) {
+        closing[w] = mask[w] & closes[w];
+        nc += static_cast<size_t>(std::popcount(closing[w]));
+      }
+      const bool close = nc > 0 && rng.next_f32() < a.close_p;
+      const size_t m = close ? nc : n;
       const size_t pick =
-          std::min(n - 1, static_cast<size_t>(rng.next_f32() * static_cast<float>(n)));
-      const uint32_t id = nth_bit(mask, pick);
+          std::min(m - 1, static_cast<size_t>(rng.next_f32() * static_cast<float>(m)));
+      const uint32_t id = nth_bit(close ? closing : mask, pick);
       c.advance(id);
       text += vocab.bytes(id);
     }

@@ -5,8 +5,11 @@ pipelining. Each attack runs while a normal streamed chat is timed: its first
 token must come within BOUND (2 x the idle time + 1 s). Prints the figures as
 JSON lines (docs/server.md). Runs from the release build (label model_oracles):
 its absolute bounds (slot freed within 1 s, the compile budget + 1.5 s) assume
-release-speed decode steps and DFA work; a debug build is ~20x slower."""
+release-speed decode steps and DFA work; a debug build is ~20x slower.
+NEXTOK_TIME_SCALE multiplies them for slower builds (the ASan run in
+scripts/test.sh), where what is checked is memory safety under the attacks."""
 import json
+import os
 import socket
 import threading
 import time
@@ -21,6 +24,7 @@ BODY_TIMEOUT = 3
 # Short enough that the 16,000-const oneOf (about 1 s on an idle machine,
 # 3 s on a busy one) always exceeds it.
 COMPILE_MS = 300
+SCALE = float(os.environ.get("NEXTOK_TIME_SCALE", "1"))
 CHAT = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 
 
@@ -48,7 +52,7 @@ def bound(server):
     ttft(server)  # warm up
     idle = sorted(ttft(server) for _ in range(3))[1]
     print(json.dumps({"bench": "hostile", "attack": "none", "ttft_s": round(idle, 3)}))
-    return 2 * idle + 1.0
+    return 2 * idle + 1.0 * SCALE
 
 
 def check_ttft(server, bound, attack):
@@ -123,7 +127,7 @@ def test_slow_headers_do_not_block_others(server, bound):
         time.sleep(1.0)
         t0 = time.time()
         h = health(server)
-        assert time.time() - t0 < 1.0 and h["connections"]["open"] >= 200
+        assert time.time() - t0 < 1.0 * SCALE and h["connections"]["open"] >= 200
         check_ttft(server, bound, "200 slow-header sockets")
         # The whole head has a deadline: every socket hears 408 and is closed.
         for s in socks:
@@ -144,7 +148,7 @@ def test_slow_body_times_out(server):
         t0 = time.time()
         status, _, body, _ = read_response(s)
         assert status == 408 and b"body timeout" in body
-        assert time.time() - t0 < BODY_TIMEOUT + 2
+        assert time.time() - t0 < BODY_TIMEOUT + 2 * SCALE
 
 
 def test_idle_connections(server, bound):
@@ -173,7 +177,7 @@ def test_connection_caps_keep_health_answering(cli):
         t0 = time.time()
         status, err = send_raw(s, body_request(body))
         assert status == 503 and err["error"]["code"] == "too_many_connections"
-        assert time.time() - t0 < 5
+        assert time.time() - t0 < 5 * SCALE
         # A request past the cap goes ahead once the peer is back under it
         # within that moment: a client's previous connection may be let go
         # just after its next one was accepted and its request sent.
@@ -214,7 +218,7 @@ def test_disconnect_frees_the_slot(server, bound, stream):
     s.close()
     t0 = time.time()
     while health(server)["running"]:
-        assert time.time() - t0 < 1.0, "the slot was not freed within 1 s of the hang-up"
+        assert time.time() - t0 < 1.0 * SCALE, "the slot was not freed within 1 s of the hang-up"
         time.sleep(0.01)
     freed = time.time() - t0
     print(json.dumps({"bench": "hostile", "attack": f"disconnect stream={stream}",
@@ -239,7 +243,7 @@ def test_oneof_4000_consts_answered_within_budget(server):
     took = time.time() - t0
     print(json.dumps({"bench": "hostile", "attack": "oneOf x 4000 const", "status": status,
                       "answered_s": round(took, 3)}))
-    assert status in (200, 400) and took < COMPILE_MS / 1000 + 1.5
+    assert status in (200, 400) and took < COMPILE_MS / 1000 + 1.5 * SCALE
 
 
 def test_quadratic_schema_is_400_naming_the_budget(server, bound):
@@ -260,7 +264,7 @@ def test_quadratic_schema_is_400_naming_the_budget(server, bound):
                       "answered_s": round(result["s"], 3), "status": result["status"]}))
     assert result["status"] == 400
     assert f"max_compile_ms = {COMPILE_MS}" in result["body"]["error"]["message"]
-    assert result["s"] < COMPILE_MS / 1000 + 1.5
+    assert result["s"] < COMPILE_MS / 1000 + 1.5 * SCALE
 
 
 def test_overlapping_integer_ranges_stay_within_budget(server):
@@ -272,7 +276,7 @@ def test_overlapping_integer_ranges_stay_within_budget(server):
     print(json.dumps({"bench": "hostile", "attack": "oneOf x 1000 integer ranges",
                       "status": status, "answered_s": round(took, 3)}))
     assert status == 400 and "max_compile_ms" in body["error"]["message"]
-    assert took < COMPILE_MS / 1000 + 1.0
+    assert took < COMPILE_MS / 1000 + 1.0 * SCALE
 
 
 def test_compile_is_cancelled_on_disconnect(cli):
@@ -289,7 +293,7 @@ def compile_cancel(server):
     s.sendall(body_request(schema_request(quadratic_schema(30000))))
     t0 = time.time()
     while health(server)["compiling"] == 0:
-        assert time.time() - t0 < 2
+        assert time.time() - t0 < 2 * SCALE
         time.sleep(0.01)
     time.sleep(0.2)
     s.close()
@@ -300,7 +304,7 @@ def compile_cancel(server):
     print(json.dumps({"bench": "hostile", "attack": "compile cancel",
                       "cancel_latency_ms": round(latency * 1000, 1)}))
     # The compile alone takes seconds more.
-    assert latency < 0.25
+    assert latency < 0.25 * SCALE
 
 
 def test_huge_enum_schemas_memory_is_returned(server, bound):
@@ -345,7 +349,7 @@ def test_bogus_content_length_is_refused_at_once(server, headers, status):
     t0 = time.time()
     got, body = send_raw(server, (CHAT + headers + "\r\n").encode())
     assert got == status and body["error"]["message"]
-    assert time.time() - t0 < 1.0
+    assert time.time() - t0 < 1.0 * SCALE
 
 
 def test_pipelined_requests_are_answered_in_order(server):

@@ -58,6 +58,7 @@ class CfgBuilder {
   void bytes(std::string_view text, std::vector<Symbol>& seq, size_t at);
 
   Cfg& cfg() { return g_; }
+  const ConstraintLimits& limits() const { return limits_; }
   Cfg take() { return std::move(g_); }
 
  private:

@@ -1,10 +1,13 @@
 #include "constraint/cfg/lark.hpp"
 
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "constraint/cfg/cfg_builder.hpp"
+#include "constraint/cfg/lark_syntax.hpp"
+#include "constraint/regex/dfa.hpp"
 #include "constraint/regex/regex_parser.hpp"
 #include "nextok/error.hpp"
 
@@ -12,484 +15,15 @@ namespace nextok::constraint::cfg {
 
 namespace {
 
-// The terminals of lark's `common` module that %import can name, spelled
-// here as the languages lark's lexer gives them (lazy patterns as the
-// shortest match they stop at).
-constexpr std::string_view kCommon = R"lark(
-DIGIT: /[0-9]/
-HEXDIGIT: /[0-9a-fA-F]/
-INT: /[0-9]+/
-SIGNED_INT: /[+-]?[0-9]+/
-DECIMAL: /[0-9]+\.[0-9]*|\.[0-9]+/
-_EXP: /[eE][+-]?[0-9]+/
-FLOAT: INT _EXP | DECIMAL _EXP?
-SIGNED_FLOAT: /[+-]?/ FLOAT
-NUMBER: FLOAT | INT
-SIGNED_NUMBER: /[+-]?/ NUMBER
-_STRING_INNER: /[^\n]*/
-ESCAPED_STRING: /"([^"\\\n]|\\[^\n])*"/
-LCASE_LETTER: /[a-z]/
-UCASE_LETTER: /[A-Z]/
-LETTER: /[a-zA-Z]/
-WORD: /[a-zA-Z]+/
-CNAME: /[a-zA-Z_][a-zA-Z0-9_]*/
-WS_INLINE: /[ \t]+/
-WS: /[ \t\f\r\n]+/
-CR: /\r/
-LF: /\n/
-NEWLINE: /(\r?\n)+/
-SH_COMMENT: /#[^\n]*/
-CPP_COMMENT: /\/\/[^\n]*/
-C_COMMENT: /\/\*([^*]|\*+[^*\/])*\*+\//
-SQL_COMMENT: /--[^\n]*/
-)lark";
-
-struct Expr {
-  enum class Kind { kAlt, kSeq, kLiteral, kRegex, kRange, kName, kRepeat };
-  Expr() = default;
-  explicit Expr(Kind k) : kind(k) {}
-  Kind kind = Kind::kSeq;
-  std::vector<Expr> kids;
-  std::string text;  // literal bytes, regex pattern, name
-  bool icase = false, dotall = false;
-  uint32_t lo = 0, hi = 0;  // kRange
-  long min = 0, max = 0;    // kRepeat; max < 0 = unbounded
-  size_t at = 0;
-};
-
-struct Def {
-  bool terminal = false;
-  Expr body;
-  size_t at = 0;
-};
-
-bool name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-bool is_terminal_name(std::string_view n) {
-  for (char c : n) {
-    if (c != '_') return c >= 'A' && c <= 'Z';
-  }
-  return false;
-}
-
-// Lark's grammar syntax into definitions and directives.
-class Syntax {
- public:
-  Syntax(std::string_view src, const CfgBuilder& b) : src_(src), b_(b) {}
-
-  std::map<std::string, Def, std::less<>> defs;
-  std::vector<Expr> ignores;
-  std::map<std::string, std::pair<std::string, size_t>, std::less<>> imports;  // local → common
-
-  void run() {
-    for (;;) {
-      blank();
-      if (eof()) return;
-      if (cur() == '%') {
-        directive();
-      } else {
-        definition();
-      }
-      end_of_line();
-    }
-  }
-
- private:
-  [[noreturn]] void fail(size_t at, const std::string& what) const { b_.fail(at, what); }
-  bool eof() const { return pos_ >= src_.size(); }
-  char at(size_t k) const { return k < src_.size() ? src_[k] : '\0'; }
-  char cur() const { return at(pos_); }
-
-  // Spaces, tabs, comments and backslash-newlines; newlines too if `lines`.
-  void space(bool lines) {
-    while (!eof()) {
-      const char c = cur();
-      if (c == '/' && at(pos_ + 1) == '/') {
-        while (!eof() && cur() != '\n') ++pos_;
-      } else if (c == ' ' || c == '\t' || c == '\f' || (c == '\r' && at(pos_ + 1) == '\n') ||
-                 (lines && (c == '\n' || c == '\r'))) {
-        ++pos_;
-      } else if (c == '\\' && (at(pos_ + 1) == '\n' || at(pos_ + 1) == '\r')) {
-        pos_ += 2;
-      } else {
-        break;
-      }
-    }
-  }
-  void blank() { space(true); }
-  void end_of_line() {
-    space(false);
-    if (!eof() && cur() != '\n') fail(pos_, std::string("unexpected '") + cur() + "'");
-  }
-
-  std::string name() {
-    const size_t start = pos_;
-    while (name_char(cur())) ++pos_;
-    if (pos_ == start) fail(start, "expecting a name");
-    return std::string(src_.substr(start, pos_ - start));
-  }
-
-  void definition() {
-    const size_t start = pos_;
-    if (cur() == '?' || cur() == '!') ++pos_;
-    const std::string n = name();
-    if (cur() == '{') fail(pos_, "templates are not supported");
-    if (cur() == '.') {  // a priority: it orders ambiguous parses, not the language
-      ++pos_;
-      if (cur() == '-') ++pos_;
-      if (!(cur() >= '0' && cur() <= '9')) fail(pos_, "expecting a priority number");
-      while (cur() >= '0' && cur() <= '9') ++pos_;
-    }
-    space(false);
-    if (cur() != ':') fail(pos_, "expecting ':'");
-    ++pos_;
-    space(false);
-    Def d{is_terminal_name(n), expansions(false), start};
-    if (!defs.emplace(n, std::move(d)).second) fail(start, "'" + n + "' is defined twice");
-  }
-
-  void directive() {
-    const size_t start = pos_;
-    ++pos_;
-    const std::string what = name();
-    space(false);
-    if (what == "ignore") {
-      ignores.push_back(expansions(false));
-    } else if (what == "import") {
-      import(start);
-    } else if (what == "declare" || what == "override" || what == "extend") {
-      fail(start, "%" + what + " is not supported");
-    } else {
-      fail(start, "unknown directive %" + what);
-    }
-  }
-
-  void import(size_t start) {
-    std::vector<std::string> path{name()};
-    while (cur() == '.') {
-      ++pos_;
-      path.push_back(name());
-    }
-    space(false);
-    std::vector<std::string> names;
-    std::string alias;
-    if (cur() == '(') {
-      ++pos_;
-      space(true);
-      for (;;) {
-        names.push_back(name());
-        space(true);
-        if (cur() == ')') break;
-        if (cur() != ',') fail(pos_, "expecting ',' or ')'");
-        ++pos_;
-        space(true);
-      }
-      ++pos_;
-    } else {
-      if (path.size() < 2) fail(start, "%import needs module.NAME or module (NAMES)");
-      names.push_back(path.back());
-      path.pop_back();
-      if (cur() == '-' && at(pos_ + 1) == '>') {
-        pos_ += 2;
-        space(false);
-        alias = name();
-      }
-    }
-    if (path.size() != 1 || path[0] != "common") {
-      fail(start, "only %import common is supported: the grammar is compiled from its text alone");
-    }
-    for (const auto& n : names) {
-      const std::string& local = alias.empty() ? n : alias;
-      if (!imports.emplace(local, std::pair{n, start}).second) {
-        fail(start, "'" + local + "' is imported twice");
-      }
-    }
-  }
-
-  // Alternatives; inside brackets they may span lines, at the top a new
-  // line continues them only when it starts with '|'.
-  Expr expansions(bool nested) {
-    Expr alt{Expr::Kind::kAlt};
-    alt.at = pos_;
-    alt.kids.push_back(alias(nested));
-    for (;;) {
-      const size_t save = pos_;
-      space(true);
-      if (cur() == '|') {
-        ++pos_;
-        space(nested);
-        alt.kids.push_back(alias(nested));
-        continue;
-      }
-      if (!nested) pos_ = save;
-      return alt;
-    }
-  }
-
-  Expr alias(bool nested) {
-    Expr seq = sequence(nested);
-    if (cur() == '-' && at(pos_ + 1) == '>') {  // a tree alias: the language is the same
-      pos_ += 2;
-      space(false);
-      name();
-      space(nested);
-    }
-    return seq;
-  }
-
-  Expr sequence(bool nested) {
-    Expr seq{Expr::Kind::kSeq};
-    seq.at = pos_;
-    for (;;) {
-      space(nested);
-      const char c = cur();
-      if (eof() || c == '|' || c == ')' || c == ']' || c == '\n' || c == '\r' ||
-          (c == '-' && at(pos_ + 1) == '>')) {
-        return seq;
-      }
-      Expr item = atom(nested);
-      for (;;) {
-        space(nested);
-        const size_t op = pos_;
-        if (cur() == '?' || cur() == '*' || cur() == '+') {
-          Expr r{Expr::Kind::kRepeat};
-          r.min = cur() == '+' ? 1 : 0;
-          r.max = cur() == '?' ? 1 : -1;
-          r.at = op;
-          ++pos_;
-          r.kids.push_back(std::move(item));
-          item = std::move(r);
-        } else if (cur() == '~') {
-          ++pos_;
-          space(nested);
-          Expr r{Expr::Kind::kRepeat};
-          r.at = op;
-          r.min = r.max = count();
-          if (cur() == '.' && at(pos_ + 1) == '.') {
-            pos_ += 2;
-            r.max = count();
-            if (r.max < r.min) fail(op, "a repetition range out of order");
-          }
-          r.kids.push_back(std::move(item));
-          item = std::move(r);
-        } else {
-          break;
-        }
-      }
-      seq.kids.push_back(std::move(item));
-    }
-  }
-
-  long count() {
-    const size_t start = pos_;
-    long v = 0;
-    while (cur() >= '0' && cur() <= '9') {
-      v = v * 10 + (cur() - '0');
-      if (v > static_cast<long>(kMaxRepetition)) {
-        fail(start, "a repetition count above " + std::to_string(kMaxRepetition));
-      }
-      ++pos_;
-    }
-    if (pos_ == start) fail(start, "expecting a repetition count");
-    return v;
-  }
-
-  Expr atom(bool nested) {
-    const size_t start = pos_;
-    const char c = cur();
-    if (c == '"') {
-      Expr lit = literal();
-      const size_t save = pos_;
-      space(nested);
-      if (cur() == '.' && at(pos_ + 1) == '.') {
-        pos_ += 2;
-        space(nested);
-        if (cur() != '"') fail(pos_, "expecting a one-character string after '..'");
-        const Expr hi = literal();
-        Expr r{Expr::Kind::kRange};
-        r.at = start;
-        r.lo = single(lit, start);
-        r.hi = single(hi, start);
-        if (r.hi < r.lo) fail(start, "a character range out of order");
-        return r;
-      }
-      pos_ = save;
-      return lit;
-    }
-    if (c == '/' && at(pos_ + 1) != '/') return regex();
-    if (c == '(' || c == '[') {
-      ++pos_;
-      if (++depth_ > 200) fail(start, "brackets nested deeper than 200");
-      space(true);
-      Expr inner = expansions(true);
-      space(true);
-      if (cur() != (c == '(' ? ')' : ']')) fail(pos_, c == '(' ? "expecting ')'" : "expecting ']'");
-      ++pos_;
-      --depth_;
-      if (c == '(') return inner;
-      Expr r{Expr::Kind::kRepeat};
-      r.min = 0;
-      r.max = 1;
-      r.at = start;
-      r.kids.push_back(std::move(inner));
-      return r;
-    }
-    if (name_char(c)) {
-      Expr n{Expr::Kind::kName};
-      n.at = start;
-      n.text = name();
-      if (cur() == '{') fail(pos_, "templates are not supported");
-      return n;
-    }
-    fail(start, std::string("unexpected '") + c + "'");
-  }
-
-  uint32_t single(const Expr& lit, size_t start) const {
-    const auto& t = lit.text;
-    const auto b0 = static_cast<uint8_t>(t.empty() ? 0 : t[0]);
-    const size_t len = b0 < 0x80 ? 1 : b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : 4;
-    if (t.empty() || t.size() != len) fail(start, "a range needs one-character strings");
-    uint32_t v = len == 1 ? b0 : (b0 & (0x7Fu >> len));
-    for (size_t k = 1; k < len; ++k) v = (v << 6) | (static_cast<uint8_t>(t[k]) & 0x3F);
-    return v;
-  }
-
-  uint32_t hex(size_t digits, size_t start) {
-    uint32_t v = 0;
-    for (size_t k = 0; k < digits; ++k, ++pos_) {
-      const char c = cur();
-      const int d = c >= '0' && c <= '9'   ? c - '0'
-                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                           : -1;
-      if (d < 0) fail(start, "expecting " + std::to_string(digits) + " hex digits");
-      v = v * 16 + static_cast<uint32_t>(d);
-    }
-    return v;
-  }
-
-  // "..." with Python's escapes (an unknown one stays as written), then
-  // the i flag.
-  Expr literal() {
-    const size_t start = pos_++;
-    Expr lit{Expr::Kind::kLiteral};
-    lit.at = start;
-    while (cur() != '"') {
-      if (eof() || cur() == '\n') fail(start, "unterminated string");
-      if (cur() != '\\') {
-        lit.text.push_back(cur());
-        ++pos_;
-        continue;
-      }
-      const char e = at(pos_ + 1);
-      pos_ += 2;
-      switch (e) {
-        case 'n':
-          lit.text.push_back('\n');
-          break;
-        case 't':
-          lit.text.push_back('\t');
-          break;
-        case 'r':
-          lit.text.push_back('\r');
-          break;
-        case 'f':
-          lit.text.push_back('\f');
-          break;
-        case 'v':
-          lit.text.push_back('\v');
-          break;
-        case 'a':
-          lit.text.push_back('\a');
-          break;
-        case 'b':
-          lit.text.push_back('\b');
-          break;
-        case '0':
-          lit.text.push_back('\0');
-          break;
-        case '\\':
-          lit.text.push_back('\\');
-          break;
-        case '"':
-          lit.text.push_back('"');
-          break;
-        case '\'':
-          lit.text.push_back('\'');
-          break;
-        case 'x':
-          append_utf8(hex(2, pos_ - 2), lit.text);
-          break;
-        case 'u':
-          append_utf8(hex(4, pos_ - 2), lit.text);
-          break;
-        case 'U': {
-          const uint32_t cp = hex(8, pos_ - 2);
-          if (cp > 0x10FFFF) fail(pos_ - 10, "a code point out of range");
-          append_utf8(cp, lit.text);
-          break;
-        }
-        default:
-          if (e == '\0') fail(start, "unterminated string");
-          lit.text.push_back('\\');
-          pos_ -= 1;  // the character itself is read as text
-      }
-    }
-    ++pos_;
-    if (cur() == 'i' && !name_char(at(pos_ + 1))) {
-      lit.icase = true;
-      ++pos_;
-    }
-    return lit;
-  }
-
-  // /.../flags: the pattern as written, \/ read as /.
-  Expr regex() {
-    const size_t start = pos_++;
-    Expr rx{Expr::Kind::kRegex};
-    rx.at = start;
-    // Lark ends a regex at the first unescaped '/', inside a class too.
-    while (cur() != '/') {
-      if (eof() || cur() == '\n') fail(start, "unterminated regex");
-      if (cur() == '\\' && at(pos_ + 1) == '/') {
-        rx.text.push_back('/');
-        pos_ += 2;
-        continue;
-      }
-      if (cur() == '\\') {
-        rx.text.push_back(cur());
-        ++pos_;
-      }
-      if (eof()) fail(start, "unterminated regex");
-      rx.text.push_back(cur());
-      ++pos_;
-    }
-    ++pos_;
-    while (name_char(cur())) {
-      const char f = cur();
-      if (f == 'i') {
-        rx.icase = true;
-      } else if (f == 's') {
-        rx.dotall = true;
-      } else if (f != 'u') {
-        fail(pos_, std::string("the regex flag '") + f + "' is not supported");
-      }
-      ++pos_;
-    }
-    return rx;
-  }
-
-  std::string_view src_;
-  const CfgBuilder& b_;
-  size_t pos_ = 0;
-  size_t depth_ = 0;
-};
+using lark::Def;
+using lark::Definitions;
+using lark::Expr;
+using lark::is_terminal_name;
 
 // Definitions into the IR.
 class Compiler {
  public:
-  Compiler(CfgBuilder& b, const Syntax& user, const Syntax& common)
+  Compiler(CfgBuilder& b, const Definitions& user, const Definitions& common)
       : b_(b), user_(user), common_(common) {}
 
   Cfg run() {
@@ -497,18 +31,7 @@ class Compiler {
     if (start == user_.defs.end() || start->second.terminal) {
       b_.fail(0, "the grammar has no 'start' rule");
     }
-    if (!user_.ignores.empty()) {
-      const uint32_t one = b_.fresh("ignored", 0);
-      std::vector<std::vector<Symbol>> alts;
-      for (const Expr& e : user_.ignores) {
-        std::vector<Symbol> seq;
-        compile(e, seq, Scope{false, true});
-        alts.push_back(std::move(seq));
-      }
-      b_.define(one, std::move(alts));
-      ignored_ = b_.fresh("ignored_run", 0);
-      b_.define(*ignored_, {{static_cast<Symbol>(*ignored_), static_cast<Symbol>(one)}, {}});
-    }
+    if (!user_.ignores.empty()) ignored_ = ignored_run();
     const Symbol body = reference("start", 0, Scope{false, false});
     const uint32_t root = b_.fresh("root", 0);
     std::vector<Symbol> seq{body};
@@ -529,10 +52,118 @@ class Compiler {
     if (ignored_ && !scope.terminal) seq.push_back(static_cast<Symbol>(*ignored_));
   }
 
-  Symbol reference(const std::string& name, size_t at, Scope scope) {
-    const Syntax* in = scope.common ? &common_ : &user_;
-    std::string key = name;
-    bool common = scope.common;
+  // The %ignore'd terminals, any number of them in a row, as one regular
+  // language: a DFA read as a left-linear sub-grammar. Deterministic, so a
+  // run of n spaces is one Earley item per set, where (WS+)* would keep
+  // every way to split it.
+  uint32_t ignored_run() {
+    std::string alts;
+    for (const Expr& e : user_.ignores) {
+      if (!alts.empty()) alts += '|';
+      alts += "(?:" + regex_of(e, Scope{false, true}, 0) + ")";
+    }
+    RegexOptions o;
+    o.python = true;
+    o.full_match = true;
+    o.max_states = b_.limits().max_dfa_states;
+    const size_t at = user_.ignores.front().at;
+    try {
+      return left_linear(Dfa::compile("(?:" + alts + ")*", o), at);
+    } catch (const Error& err) {
+      throw Error(err.code(), "pattern", b_.where(at) + ": %ignore: " + err.what());
+    }
+  }
+
+  // The strings `d` accepts: one nonterminal per state, "reached q" ::=
+  // "reached p" byte-of-(p to q), the start state also deriving nothing.
+  uint32_t left_linear(const Dfa& d, size_t at) {
+    const size_t n = d.states();
+    std::vector<uint32_t> nt(n);
+    for (size_t q = 0; q < n; ++q) nt[q] = b_.fresh("ignored_state", at);
+    std::vector<std::vector<std::vector<Symbol>>> alts(n);
+    alts[static_cast<size_t>(d.start())].push_back({});
+    for (size_t q = 0; q < n; ++q) {
+      std::map<int32_t, ByteSet> to;
+      for (unsigned c = 0; c < 256; ++c) {
+        const int32_t t = d.next(static_cast<int32_t>(q), static_cast<uint8_t>(c));
+        if (t >= 0) to[t].add(static_cast<uint8_t>(c));
+      }
+      for (const auto& [t, set] : to) {
+        alts[static_cast<size_t>(t)].push_back(
+            {static_cast<Symbol>(nt[q]), b_.cfg().terminal(set)});
+      }
+      b_.grew(2 * to.size() + 1, at);
+    }
+    std::vector<std::vector<Symbol>> accept;
+    for (size_t q = 0; q < n; ++q) {
+      b_.define(nt[q], std::move(alts[q]));
+      if (d.accepting(static_cast<int32_t>(q))) accept.push_back({static_cast<Symbol>(nt[q])});
+    }
+    const uint32_t run = b_.fresh("ignored", at);
+    b_.define(run, std::move(accept));
+    return run;
+  }
+
+  // A terminal expression as a Python-syntax regex of the same language.
+  std::string regex_of(const Expr& e, Scope scope, int depth) {
+    if (depth > 64) b_.fail(e.at, "a terminal nested more than 64 deep (or using itself)");
+    b_.grew(1, e.at);
+    const auto code = [](uint32_t cp) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, cp < 0x80 ? "\\x%02X" : "\\U%08X", cp);
+      return std::string(buf);
+    };
+    switch (e.kind) {
+      case Expr::Kind::kSeq: {
+        std::string out;
+        for (const Expr& k : e.kids) out += "(?:" + regex_of(k, scope, depth + 1) + ")";
+        return out;
+      }
+      case Expr::Kind::kAlt: {
+        std::string out;
+        for (const Expr& k : e.kids) {
+          out += out.empty() ? "(?:" : "|(?:";
+          out += regex_of(k, scope, depth + 1) + ")";
+        }
+        return out;
+      }
+      case Expr::Kind::kRepeat: {
+        const std::string x = "(?:" + regex_of(e.kids[0], scope, depth + 1) + ")";
+        return x + "{" + std::to_string(e.min) + "," + (e.max < 0 ? "" : std::to_string(e.max)) +
+               "}";
+      }
+      case Expr::Kind::kLiteral: {
+        std::string out;
+        for (char c : e.text) {
+          const auto u = static_cast<unsigned char>(c);
+          const bool plain = (u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') ||
+                             (u >= 'A' && u <= 'Z') || u >= 0x80;
+          out += plain ? std::string(1, c) : code(u);
+        }
+        return e.icase ? "(?i:" + out + ")" : out;
+      }
+      case Expr::Kind::kRange:
+        return "[" + code(e.lo) + "-" + code(e.hi) + "]";
+      case Expr::Kind::kRegex: {
+        std::string flags = std::string(e.icase ? "i" : "") + (e.dotall ? "s" : "");
+        return "(?" + flags + ":" + e.text + ")";
+      }
+      case Expr::Kind::kName: {
+        bool common = false;
+        const Def& d = resolve(e.text, e.at, scope, common);
+        return regex_of(d.body, Scope{common, true}, depth + 1);
+      }
+    }
+    return {};
+  }
+
+  // The definition `name` stands for in `scope` (an import points into
+  // common); `common` tells where it was found.
+  const Def& resolve(const std::string& name, size_t at, Scope scope, bool& common,
+                     std::string* key = nullptr) {
+    const Definitions* in = scope.common ? &common_ : &user_;
+    common = scope.common;
+    if (key) *key = name;
     auto it = in->defs.find(name);
     if (it == in->defs.end() && !scope.common) {
       const auto imp = user_.imports.find(name);
@@ -543,17 +174,23 @@ class Compiler {
           b_.fail(imp->second.second, "common has no terminal '" + imp->second.first + "'");
         }
         common = true;
-        key = imp->second.first;
+        if (key) *key = imp->second.first;
       }
     }
     if (it == in->defs.end()) {
       b_.fail(at, std::string("undefined ") + (is_terminal_name(name) ? "terminal" : "rule") +
                       " '" + name + "'");
     }
-    const Def& d = it->second;
-    if (scope.terminal && !d.terminal) {
+    if (scope.terminal && !it->second.terminal) {
       b_.fail(at, "a terminal cannot use the rule '" + name + "'");
     }
+    return it->second;
+  }
+
+  Symbol reference(const std::string& name, size_t at, Scope scope) {
+    std::string key;
+    bool common = false;
+    const Def& d = resolve(name, at, scope, common, &key);
     const std::string full = (common ? "common." : "") + key;
     const auto done = ids_.find(full);
     if (done != ids_.end()) {
@@ -605,7 +242,7 @@ class Compiler {
         return;
       }
       case Expr::Kind::kName: {
-        const Syntax& in = scope.common ? common_ : user_;
+        const Definitions& in = scope.common ? common_ : user_;
         const auto d = in.defs.find(e.text);
         const bool terminal = d != in.defs.end() ? d->second.terminal : is_terminal_name(e.text);
         if (terminal) lexeme(seq, scope);
@@ -687,8 +324,8 @@ class Compiler {
   }
 
   CfgBuilder& b_;
-  const Syntax& user_;
-  const Syntax& common_;
+  const Definitions& user_;
+  const Definitions& common_;
   std::optional<uint32_t> ignored_;
   std::map<std::string, uint32_t> ids_;
   std::set<std::string> open_;
@@ -703,17 +340,8 @@ Cfg parse_lark(std::string_view text, const ConstraintLimits& limits) {
                     std::to_string(limits.max_schema_bytes));
   }
   CfgBuilder b(text, limits);
-  Syntax user(text, b);
-  user.run();
-  // Read once; its builder only reports syntax errors, which it has none of.
-  static const ConstraintLimits none;
-  static const CfgBuilder common_errors(kCommon, none);
-  static const Syntax common = [] {
-    Syntax s(kCommon, common_errors);
-    s.run();
-    return s;
-  }();
-  return Compiler(b, user, common).run();
+  const Definitions user = lark::read(text, b);
+  return Compiler(b, user, lark::common()).run();
 }
 
 }  // namespace nextok::constraint::cfg

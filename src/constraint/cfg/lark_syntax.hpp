@@ -1,0 +1,48 @@
+// Lark's grammar syntax (docs/constraint-engine.md, "Lark") read into
+// definitions, before lark.cpp compiles them into the grammar IR.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "constraint/cfg/cfg_builder.hpp"
+
+namespace nextok::constraint::cfg::lark {
+
+struct Expr {
+  enum class Kind { kAlt, kSeq, kLiteral, kRegex, kRange, kName, kRepeat };
+  Expr() = default;
+  explicit Expr(Kind k) : kind(k) {}
+  Kind kind = Kind::kSeq;
+  std::vector<Expr> kids;
+  std::string text;  // literal bytes, regex pattern, name
+  bool icase = false, dotall = false;
+  uint32_t lo = 0, hi = 0;  // kRange
+  long min = 0, max = 0;    // kRepeat; max < 0 = unbounded
+  size_t at = 0;
+};
+
+struct Def {
+  bool terminal = false;
+  Expr body;
+  size_t at = 0;
+};
+
+// A grammar text's definitions and directives.
+struct Definitions {
+  std::map<std::string, Def, std::less<>> defs;
+  std::vector<Expr> ignores;
+  std::map<std::string, std::pair<std::string, size_t>, std::less<>> imports;  // local → common
+};
+
+// Throws through `b` (line:column) on syntax errors.
+Definitions read(std::string_view text, const CfgBuilder& b);
+// The terminals of lark's `common` module that %import can name.
+const Definitions& common();
+
+bool is_terminal_name(std::string_view n);
+
+}  // namespace nextok::constraint::cfg::lark
