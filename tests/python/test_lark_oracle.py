@@ -47,7 +47,7 @@ DATA = pathlib.Path(__file__).resolve().parent / "data" / "lark"
 GRAMMARS = ["arith", "chess", "commons", "config", "csv", "flags", "json", "sexpr", "sql", "terms"]
 # Bytes that end what a grammar opens: walks prefer their tokens now and then.
 CLOSE = {"arith": ")", "chess": "", "commons": "\n\"", "config": "\n", "csv": ",\n",
-         "flags": ";>", "json": "\"}]", "sexpr": ")]\"", "sql": ";", "terms": ","}
+         "flags": ";>", "json": "\"}]", "sexpr": ")]\"", "sql": ";", "terms": ".,"}
 # sql.lark's masks take 30-250 ms (keywords and names may abut, so a run of
 # letters splits in many ways): fewer, shorter walks keep the file's time.
 MAX_TOKENS = {"sql": 32}
