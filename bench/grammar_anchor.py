@@ -1,15 +1,19 @@
 """Grammar benchmark: nextok vs XGrammar and llguidance in one run.
 
 For each grammar of the set (llama.cpp's json, arithmetic, c, chess and list
-GBNF grammars, read from the llama-cpp-python sdist, and a regex set), every
+GBNF grammars, read from the llama-cpp-python sdist, Lark grammars of
+tests/python/data/lark, and a regex set), every
 engine compiles the grammar (compile time, one thread) and walks the same
 texts token by token (Llama-3.1 vocabulary, `tokenizers` without special
 tokens), timing every mask fill. Texts are random derivations drawn by
-tests/python/gbnf_oracle.py (fixed seed), so they are sentences of the
-grammar. One JSON line per engine and grammar; mask avg/p99/max in µs.
+tests/python/gbnf_oracle.py and lark_oracle.py (fixed seed), so they are
+sentences of the grammar (Lark: as lark's Earley parser reads it). One JSON
+line per engine and grammar; mask avg/p99/max in µs.
 
-XGrammar takes the GBNF text through compile_grammar (its EBNF reads GBNF);
-llguidance through its own gbnf_to_lark conversion and grammar_from_lark.
+XGrammar takes the GBNF text through compile_grammar (its EBNF reads GBNF),
+and has no Lark front-end; llguidance takes GBNF through its own
+gbnf_to_lark conversion, and Lark directly (grammar_from_lark, its lexer
+reading; `accepted` counts the texts it reads the way lark does).
 nextok runs through `nextok grammar-generate --walk --timing`.
 
     VENV/bin/python bench/grammar_anchor.py --cli build/rel/tools/nextok \\
@@ -41,9 +45,12 @@ from tokenizers import Tokenizer  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python"))
 from gbnf_oracle import Gbnf, Sampler, accepts, recogniser  # noqa: E402
+from lark_oracle import LarkSampler  # noqa: E402
 
 EOS_IDS = (128001, 128008, 128009)
 GBNF_SET = ["json", "arithmetic", "c", "chess", "list"]
+LARK_DIR = ROOT / "tests" / "python" / "data" / "lark"
+LARK_SET = ["arith", "json", "config", "csv", "chess", "sql"]
 REGEX_SET = {
     "phone": (r"\(\d{3}\) \d{3}-\d{4}", ["(555) 123-4567", "(800) 000-9999"]),
     "email": (r"[a-z0-9._]{1,20}@[a-z0-9]{1,12}\.(com|org|net)", ["john.doe@example.com", "a_b@x.org"]),
@@ -71,9 +78,10 @@ class Nextok:
         with tempfile.TemporaryDirectory() as d:
             walk = Path(d) / "texts.jsonl"
             walk.write_text("".join(json.dumps(t) + "\n" for t in texts), encoding="utf-8")
-            flags = ["--regex", source] if kind == "regex" else ["--grammar", str(Path(d) / "g.gbnf")]
+            g = Path(d) / ("g.lark" if kind == "lark" else "g.gbnf")
+            flags = ["--regex", source] if kind == "regex" else ["--grammar", str(g)]
             if kind != "regex":
-                (Path(d) / "g.gbnf").write_text(source, encoding="utf-8")
+                g.write_text(source, encoding="utf-8")
             out = subprocess.run([self.cli, "grammar-generate", "--tokenizer", self.tok, *flags, "--walk", str(walk),
                                   "--timing"], capture_output=True, text=True, check=True).stdout
         lines = [json.loads(x) for x in out.splitlines()]
@@ -123,6 +131,8 @@ class XGrammar(Walker):
         self.bitmask = xgrammar.allocate_token_bitmask(1, vocab_size)
 
     def compile(self, kind, source):
+        if kind == "lark":
+            raise ValueError("XGrammar reads EBNF (GBNF), not Lark")
         return self.compiler.compile_regex(source) if kind == "regex" else self.compiler.compile_grammar(source)
 
     def start(self, compiled):
@@ -151,8 +161,10 @@ class Llguidance(Walker):
         self.mask = np.zeros((vocab_size + 31) // 32, dtype=np.uint32)
 
     def compile(self, kind, source):
-        g = (self.llg.LLMatcher.grammar_from_regex(source) if kind == "regex"
-             else self.llg.LLMatcher.grammar_from_lark(self.to_lark(source)))
+        if kind == "regex":
+            g = self.llg.LLMatcher.grammar_from_regex(source)
+        else:
+            g = self.llg.LLMatcher.grammar_from_lark(source if kind == "lark" else self.to_lark(source))
         m = self.llg.LLMatcher(self.tok, g, log_level=0)
         if m.is_error():
             raise ValueError(m.get_error())
@@ -192,6 +204,10 @@ def main() -> int:
         sampler = Sampler(Gbnf.parse(text), seed=1, depth=8)
         texts = [s for s in (sampler.sample() for _ in range(a.texts)) if accepts(lark, s)]
         work.append((name, "gbnf", text, texts))
+    for name in LARK_SET:
+        text = (LARK_DIR / f"{name}.lark").read_text(encoding="utf-8")
+        sampler = LarkSampler(text, seed=1)
+        work.append((f"lark:{name}", "lark", text, [sampler.sample() for _ in range(a.texts)]))
     for name, (pattern, texts) in REGEX_SET.items():
         work.append((f"regex:{name}", "regex", pattern, texts))
     engines = []

@@ -350,8 +350,12 @@ TEST(JsonSchemaKeywords, OneOfOverlappingLexemesIsExclusive) {
                 {R"("abc")", R"("2020-13-01")"}, {R"("2020-01-01")", R"("\u0032020-01-01")"});
   expect_schema(R"({"oneOf":[{"type":["boolean","null"]},{"type":"null"},{"const":true}]})",
                 {"false"}, {"true", "null"});
-  // Objects that may both match stay a strict error.
-  EXPECT_EQ(schema_error(R"({"oneOf":[{"type":"object"},{"required":["a"]}]})"),
+  // Objects told apart by a required key: exactly one branch (jsonschema's
+  // verdicts). Objects that may both match otherwise stay a strict error.
+  expect_schema(R"({"oneOf":[{"type":"object"},{"required":["a"]}]})",
+                {"{}", R"({"b":1})", "1", R"("x")", "null", "[]"},
+                {R"({"a":1})", R"({"a":1,"b":2})"});
+  EXPECT_EQ(schema_error(R"({"oneOf":[{"type":"object"},{"minProperties":1}]})"),
             "unsupported /oneOf");
 }
 
@@ -401,6 +405,13 @@ TEST(JsonSchemaKeywords, Not) {
   expect_schema(R"({"not":{"required":["a"]}})", {"{}", R"({"b":1})"},
                 {R"({"a":1})", "1", "true", R"("a")", "[{}]"});
   EXPECT_EQ(schema_error(R"({"required":["a"],"not":{"required":["a"]}})"), "invalid_argument /");
+  // Patterns no string may match (search semantics); `pattern` holds for
+  // non-strings, so they are refused too. Strings keep their plain
+  // spellings (an escaped "a" could not be told from a plain one).
+  expect_schema(R"({"not":{"pattern":"^a"}})", {R"("b")", R"("ba")", R"("")", R"("xa")"},
+                {R"("a")", R"("ab")", R"("\u0061b")", "1", "null", "{}"});
+  expect_schema(R"({"type":"string","maxLength":3,"not":{"pattern":"[0-9]"}})",
+                {R"("abc")", R"("é")"}, {R"("a1")", R"("1")", R"("abcd")"});
   EXPECT_EQ(schema_error(R"({"not":{"type":"integer"}})"), "unsupported /not");
   EXPECT_EQ(schema_error(R"({"not":{"enum":[{"a":1}]}})"), "unsupported /not");
   EXPECT_EQ(schema_error(R"({"not":{"required":["a"],"properties":{"a":{}}}})"),
@@ -774,7 +785,7 @@ TEST(JsonSchemaKeywords, StrictModeRejectsUnenforcedKeywords) {
   EXPECT_EQ(schema_error(R"({"unevaluatedProperties":false})"),
             "unsupported /unevaluatedProperties");
   EXPECT_EQ(schema_error(R"({"type":"array","uniqueItems":true})"), "unsupported /uniqueItems");
-  EXPECT_EQ(schema_error(R"({"properties":{"a b/c":{"not":{"pattern":"x"}}}})"),
+  EXPECT_EQ(schema_error(R"({"properties":{"a b/c":{"not":{"maxLength":3}}}})"),
             "unsupported /properties/a b~1c/not");
   EXPECT_EQ(schema_error(R"j({"type":"string","pattern":"(?=a)"})j"), "unsupported /pattern");
   // Lenient mode ignores them with one warning each.

@@ -45,10 +45,16 @@ const Case kCases[] = {
      "\"(?:[^\"\\\\\\n\\x80-\\xff]|" MB "|\\\\(?:[^\\n\\x80-\\xff]|" MB "))*\""},
     {"start: SIGNED_NUMBER\n%import common (SIGNED_NUMBER)",
      "[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?"},
-    {"start: W (W)*\nW: /[a-c]+/ | \"\\t\"\n%import common.WS -> SPACE\n%ignore SPACE",
-     // Whitespace and letters with at least one letter or tab (the pattern
-     // unambiguous, so that PCRE2 does not backtrack past its limit).
-     "[\\n\\f\\r ]*[a-c\\t][\\t\\n\\f\\r a-c]*"},
+    {"start: W (W)*\nW: /[a-c]+/ | \",\"\n%import common.WS -> SPACE\n%ignore SPACE",
+     // Whitespace, letters and commas with at least one letter or comma
+     // (the pattern unambiguous, so that PCRE2 does not backtrack past its
+     // limit).
+     "[\\t\\n\\f\\r ]*[a-c,][\\t\\n\\f\\r a-c,]*"},
+    // An ignored token is its longest match, as lark's lexer takes it: a
+    // comment runs to the end of its line, so "b" cannot follow it there.
+    {"start: \"a\" \"b\"\n%ignore /x[^\\n]*/\n%ignore \"\\n\"",
+     "(?:x(?:[^\\n\\x80-\\xff]|" MB ")*(?=\\n|\\z)|\\n)*a(?:x(?:[^\\n\\x80-\\xff]|" MB
+     ")*(?=\\n|\\z)|\\n)*b(?:x(?:[^\\n\\x80-\\xff]|" MB ")*(?=\\n|\\z)|\\n)*"},
 };
 
 TEST(LarkGrammar, MasksEqualBruteForce) {

@@ -1,5 +1,6 @@
 #include "constraint/cfg/lark.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -31,11 +32,11 @@ class Compiler {
     if (start == user_.defs.end() || start->second.terminal) {
       b_.fail(0, "the grammar has no 'start' rule");
     }
-    if (!user_.ignores.empty()) ignored_ = ignored_run();
+    if (!user_.ignores.empty()) ignored_runs();
     const Symbol body = reference("start", 0, Scope{false, false});
     const uint32_t root = b_.fresh("root", 0);
     std::vector<Symbol> seq{body};
-    if (ignored_) seq.push_back(static_cast<Symbol>(*ignored_));
+    if (run_) seq.push_back(static_cast<Symbol>(run_->any_end));
     b_.define(root, {seq});
     b_.cfg().root = root;
     return b_.take();
@@ -47,61 +48,172 @@ class Compiler {
     bool terminal = false;  // inside a terminal: no ignores, no rules
   };
 
-  // Where a terminal begins inside a rule, the ignored run may stand.
-  void lexeme(std::vector<Symbol>& seq, Scope scope) {
-    if (ignored_ && !scope.terminal) seq.push_back(static_cast<Symbol>(*ignored_));
+  // A byte automaton (states x 256, -1 for none).
+  struct Automaton {
+    size_t states = 0;
+    int32_t start = -1;
+    std::vector<int32_t> next;
+    std::vector<uint8_t> accepting;
+    int32_t at(size_t q, unsigned b) const { return next[q * 256 + b]; }
+  };
+
+  static Automaton automaton(const Dfa& d) {
+    Automaton a{d.states(), d.start(), {d.table().begin(), d.table().end()}, {}};
+    for (size_t q = 0; q < a.states; ++q)
+      a.accepting.push_back(d.accepting(static_cast<int32_t>(q)));
+    return a;
   }
 
-  // The %ignore'd terminals, any number of them in a row, as one regular
-  // language: a DFA read as a left-linear sub-grammar. Deterministic, so a
-  // run of n spaces is one Earley item per set, where (WS+)* would keep
-  // every way to split it.
-  uint32_t ignored_run() {
+  // What an automaton reads, as a left-linear (so, for a DFA, unambiguous)
+  // sub-grammar: per state q, "reached q" ::= "reached p" byte-of(p to q).
+  // The start's first visit is its own nonterminal deriving nothing, and the
+  // bytes read from it are limited to `first` when given. Returns the
+  // "reached" nonterminals and, last, the one for the start's first visit.
+  std::vector<uint32_t> reach(const Automaton& a, size_t at, const ByteSet* first) {
+    std::vector<uint32_t> nt(a.states + 1);
+    for (auto& x : nt) x = b_.fresh("lexeme_state", at);
+    std::vector<std::vector<std::vector<Symbol>>> alts(a.states + 1);
+    alts[a.states].push_back({});
+    for (size_t q = 0; q < a.states; ++q) {
+      std::map<int32_t, ByteSet> to;
+      for (unsigned c = 0; c < 256; ++c) {
+        if (const int32_t t = a.at(q, c); t >= 0) to[t].add(static_cast<uint8_t>(c));
+      }
+      for (const auto& [t, set] : to) {
+        alts[static_cast<size_t>(t)].push_back(
+            {static_cast<Symbol>(nt[q]), b_.cfg().terminal(set)});
+        if (static_cast<int32_t>(q) != a.start) continue;
+        ByteSet s0 = set;
+        if (first) {
+          for (size_t w = 0; w < s0.w.size(); ++w) s0.w[w] &= first->w[w];
+        }
+        if (!s0.empty()) {
+          alts[static_cast<size_t>(t)].push_back(
+              {static_cast<Symbol>(nt[a.states]), b_.cfg().terminal(s0)});
+        }
+      }
+      b_.grew(4 * to.size() + 1, at);
+    }
+    for (size_t q = 0; q <= a.states; ++q) b_.define(nt[q], std::move(alts[q]));
+    return nt;
+  }
+
+  // The strings `a` accepts (first byte within `first`, if given).
+  std::optional<Symbol> accepted(const Automaton& a, size_t at, const ByteSet* first) {
+    const std::vector<uint32_t> nt = reach(a, at, first);
+    std::vector<std::vector<Symbol>> alts;
+    for (size_t q = 0; q < a.states; ++q) {
+      if (a.accepting[q]) alts.push_back({static_cast<Symbol>(nt[q])});
+    }
+    if (a.start >= 0 && a.accepting[static_cast<size_t>(a.start)]) {
+      alts.push_back({static_cast<Symbol>(nt[a.states])});
+    }
+    if (alts.empty()) return std::nullopt;
+    const uint32_t out = b_.fresh("lexeme", at);
+    b_.define(out, std::move(alts));
+    return static_cast<Symbol>(out);
+  }
+
+  Automaton python_dfa(const std::string& re, size_t at) {
+    RegexOptions o;
+    o.python = true;
+    o.full_match = true;
+    o.max_states = b_.limits().max_dfa_states;
+    try {
+      return automaton(Dfa::compile(re, o));
+    } catch (const Error& err) {
+      throw Error(err.code(), "pattern", b_.where(at) + ": " + err.what());
+    }
+  }
+
+  // Runs of %ignore'd terminals as lark's lexer reads them: each ignored
+  // token is its longest match, so it ends only where the next byte cannot
+  // continue it (a one-byte reading of re.match's greed, exact for runs of
+  // a class and for comments). The runs are one deterministic automaton
+  // (within a token, a byte that continues it must; else an ignored token
+  // may start), kept apart by the bytes that may follow where they end.
+  struct Runs {
+    std::vector<ByteSet> follow;  // per group: the bytes that may come next
+    std::vector<uint32_t> ends;   // per group: non-empty runs ending so
+    uint32_t any_end = 0;         // any run, the empty one included (at the end)
+  };
+
+  void ignored_runs() {
     std::string alts;
     for (const Expr& e : user_.ignores) {
       if (!alts.empty()) alts += '|';
       alts += "(?:" + regex_of(e, Scope{false, true}, 0) + ")";
     }
-    RegexOptions o;
-    o.python = true;
-    o.full_match = true;
-    o.max_states = b_.limits().max_dfa_states;
     const size_t at = user_.ignores.front().at;
-    try {
-      return left_linear(Dfa::compile("(?:" + alts + ")*", o), at);
-    } catch (const Error& err) {
-      throw Error(err.code(), "pattern", b_.where(at) + ": %ignore: " + err.what());
+    const Automaton x = python_dfa(alts, at);
+    if (x.start < 0) b_.fail(at, "%ignore matches nothing");
+    Automaton run;
+    run.states = x.states + 1;  // 0: no token yet; 1 + q: inside a token, at q
+    run.start = 0;
+    run.next.assign(run.states * 256, -1);
+    run.accepting.assign(run.states, 0);
+    for (unsigned c = 0; c < 256; ++c) {
+      if (const int32_t t = x.at(static_cast<size_t>(x.start), c); t >= 0) run.next[c] = 1 + t;
     }
+    for (size_t q = 0; q < x.states; ++q) {
+      run.accepting[1 + q] = x.accepting[q];
+      for (unsigned c = 0; c < 256; ++c) {
+        int32_t t = x.at(q, c);
+        if (t < 0 && x.accepting[q]) t = x.at(static_cast<size_t>(x.start), c);
+        if (t >= 0) run.next[(1 + q) * 256 + c] = 1 + t;
+      }
+    }
+    const std::vector<uint32_t> nt = reach(run, at, nullptr);
+    Runs r;
+    std::vector<std::vector<std::vector<Symbol>>> groups;
+    for (size_t q = 0; q < x.states; ++q) {
+      if (!x.accepting[q]) continue;
+      ByteSet follow;
+      for (unsigned c = 0; c < 256; ++c) {
+        if (x.at(q, c) < 0) follow.add(static_cast<uint8_t>(c));
+      }
+      auto g = std::find(r.follow.begin(), r.follow.end(), follow);
+      if (g == r.follow.end()) {
+        r.follow.push_back(follow);
+        groups.emplace_back();
+        g = r.follow.end() - 1;
+      }
+      groups[static_cast<size_t>(g - r.follow.begin())].push_back({static_cast<Symbol>(nt[1 + q])});
+    }
+    std::vector<std::vector<Symbol>> any{{}};
+    for (auto& alts_of : groups) {
+      const uint32_t end = b_.fresh("ignored", at);
+      b_.define(end, std::move(alts_of));
+      r.ends.push_back(end);
+      any.push_back({static_cast<Symbol>(end)});
+    }
+    r.any_end = b_.fresh("ignored", at);
+    b_.define(r.any_end, std::move(any));
+    run_ = std::move(r);
   }
 
-  // The strings `d` accepts: one nonterminal per state, "reached q" ::=
-  // "reached p" byte-of-(p to q), the start state also deriving nothing.
-  uint32_t left_linear(const Dfa& d, size_t at) {
-    const size_t n = d.states();
-    std::vector<uint32_t> nt(n);
-    for (size_t q = 0; q < n; ++q) nt[q] = b_.fresh("ignored_state", at);
-    std::vector<std::vector<std::vector<Symbol>>> alts(n);
-    alts[static_cast<size_t>(d.start())].push_back({});
-    for (size_t q = 0; q < n; ++q) {
-      std::map<int32_t, ByteSet> to;
-      for (unsigned c = 0; c < 256; ++c) {
-        const int32_t t = d.next(static_cast<int32_t>(q), static_cast<uint8_t>(c));
-        if (t >= 0) to[t].add(static_cast<uint8_t>(c));
+  // seq[from..] is a terminal of a rule (expression e): with %ignore, one
+  // symbol for "no ignored run, the terminal" or "a run ending in group g,
+  // the terminal starting with a byte g allows".
+  void lexeme(std::vector<Symbol>& seq, size_t from, const Expr& e, Scope scope) {
+    if (!run_ || scope.terminal) return;
+    const std::string re = regex_of(e, scope, 0);
+    const auto done = lexemes_.find(re);
+    if (done == lexemes_.end()) {
+      std::vector<std::vector<Symbol>> alts{
+          {seq.begin() + static_cast<ptrdiff_t>(from), seq.end()}};
+      const Automaton t = python_dfa(re, e.at);
+      for (size_t g = 0; g < run_->ends.size(); ++g) {
+        if (auto f = accepted(t, e.at, &run_->follow[g])) {
+          alts.push_back({static_cast<Symbol>(run_->ends[g]), *f});
+        }
       }
-      for (const auto& [t, set] : to) {
-        alts[static_cast<size_t>(t)].push_back(
-            {static_cast<Symbol>(nt[q]), b_.cfg().terminal(set)});
-      }
-      b_.grew(2 * to.size() + 1, at);
+      const uint32_t w = b_.fresh("lexeme", e.at);
+      b_.define(w, std::move(alts));
+      lexemes_.emplace(re, w);
     }
-    std::vector<std::vector<Symbol>> accept;
-    for (size_t q = 0; q < n; ++q) {
-      b_.define(nt[q], std::move(alts[q]));
-      if (d.accepting(static_cast<int32_t>(q))) accept.push_back({static_cast<Symbol>(nt[q])});
-    }
-    const uint32_t run = b_.fresh("ignored", at);
-    b_.define(run, std::move(accept));
-    return run;
+    seq.resize(from);
+    seq.push_back(static_cast<Symbol>(lexemes_.at(re)));
   }
 
   // A terminal expression as a Python-syntax regex of the same language.
@@ -245,13 +357,17 @@ class Compiler {
         const Definitions& in = scope.common ? common_ : user_;
         const auto d = in.defs.find(e.text);
         const bool terminal = d != in.defs.end() ? d->second.terminal : is_terminal_name(e.text);
-        if (terminal) lexeme(seq, scope);
+        const size_t from = seq.size();
         seq.push_back(reference(e.text, e.at, scope));
+        if (terminal) lexeme(seq, from, e, scope);
         return;
       }
-      case Expr::Kind::kLiteral:
-        lexeme(seq, scope);
-        if (!e.icase) return b_.bytes(e.text, seq, e.at);
+      case Expr::Kind::kLiteral: {
+        const size_t from = seq.size();
+        if (!e.icase) {
+          b_.bytes(e.text, seq, e.at);
+          return lexeme(seq, from, e, scope);
+        }
         for (size_t k = 0; k < e.text.size();) {
           const auto b0 = static_cast<uint8_t>(e.text[k]);
           const size_t len = b0 < 0x80 ? 1 : b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : 4;
@@ -262,13 +378,15 @@ class Compiler {
           seq.push_back(b_.code_class(regex::case_closed({{cp, cp}}), false, e.at));
           k += len;
         }
-        return;
-      case Expr::Kind::kRange:
-        lexeme(seq, scope);
+        return lexeme(seq, from, e, scope);
+      }
+      case Expr::Kind::kRange: {
+        const size_t from = seq.size();
         seq.push_back(b_.code_class({{e.lo, e.hi}}, false, e.at));
-        return;
+        return lexeme(seq, from, e, scope);
+      }
       case Expr::Kind::kRegex: {
-        lexeme(seq, scope);
+        const size_t from = seq.size();
         regex::NodePtr root;
         try {
           root = regex::parse(
@@ -279,7 +397,7 @@ class Compiler {
           throw Error(err.code(), "pattern", b_.where(e.at) + ": " + err.what());
         }
         pattern(*root, seq, e.at);
-        return;
+        return lexeme(seq, from, e, scope);
       }
     }
   }
@@ -326,7 +444,8 @@ class Compiler {
   CfgBuilder& b_;
   const Definitions& user_;
   const Definitions& common_;
-  std::optional<uint32_t> ignored_;
+  std::optional<Runs> run_;
+  std::map<std::string, uint32_t> lexemes_;  // per terminal regex: its lexeme symbol
   std::map<std::string, uint32_t> ids_;
   std::set<std::string> open_;
 };

@@ -472,7 +472,11 @@ std::shared_ptr<const Dfa> Compiler::without_excluded(std::shared_ptr<const Dfa>
                                                       const std::vector<Negation>& negs,
                                                       bool& shared) {
   std::vector<std::string> texts;
+  std::vector<std::pair<std::string, std::string>> patterns;  // (pattern, pointer)
   for (const auto& n : negs) {
+    if (strings) {
+      for (const auto& p : n.patterns) patterns.emplace_back(p, n.ptr + "/pattern");
+    }
     for (const auto& v : n.values) {
       if (strings && v.is_string()) texts.push_back(v.get<std::string>());
       if (!strings && v.is_number()) {
@@ -481,18 +485,29 @@ std::shared_ptr<const Dfa> Compiler::without_excluded(std::shared_ptr<const Dfa>
       }
     }
   }
-  if (texts.empty()) return d;
-  std::vector<RegexAlternative> alts;
-  for (const auto& t : texts) alts.push_back({t, strings});
+  if (texts.empty() && patterns.empty()) return d;
   RegexOptions ro;
   ro.json_string = strings;
   ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
-  const Dfa gone = Dfa::compile_labeled(alts, ro);
-  // Keep only spellings whose every variant `gone` lists (see one_of.hpp).
+  // Keep only spellings whose every variant the excluded DFAs list (see
+  // one_of.hpp): an excluded value then loses all its spellings.
   const Dfa& plain = strings ? plain_spelled_strings() : plain_decimals();
   shared = false;
-  return std::make_shared<const Dfa>(
-      Dfa::subtract(Dfa::intersect(*d, plain, ro.max_states), gone, ro.max_states));
+  Dfa rest = Dfa::intersect(*d, plain, ro.max_states);
+  if (!texts.empty()) {
+    std::vector<RegexAlternative> alts;
+    for (const auto& t : texts) alts.push_back({t, strings});
+    rest = Dfa::subtract(rest, Dfa::compile_labeled(alts, ro), ro.max_states);
+  }
+  for (const auto& [p, ptr] : patterns) {
+    try {
+      rest = Dfa::subtract(rest, *pattern_dfa(p, true, ptr).dfa, ro.max_states);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kUnsupported || opt_.strict) throw;
+      warnings_.push_back(ptr + ": " + e.what() + "; ignored");
+    }
+  }
+  return std::make_shared<const Dfa>(std::move(rest));
 }
 
 }  // namespace nextok::constraint::schema_detail

@@ -55,6 +55,7 @@ bool plain_number(const json& v) {
 
 Negation negation_of(const json& n, const std::string& ptr) {
   Negation out;
+  out.ptr = ptr;
   if (n.is_boolean()) {
     out.everything = n.get<bool>();
     return out;
@@ -85,6 +86,13 @@ Negation negation_of(const json& n, const std::string& ptr) {
       }
       out.values.push_back(v);
     }
+  } else if (kw == "pattern") {
+    if (!n["pattern"].is_string()) {
+      throw Error(ErrorCode::kInvalidArgument, ptr + "/pattern", "pattern must be a string");
+    }
+    // `pattern` holds for every value that is not a string.
+    out.patterns.push_back(n["pattern"].get<std::string>());
+    out.types |= kAllTypes & ~kString;
   } else if (kw == "required") {
     out.forbidden.emplace_back();
     if (!names_of(n, out.forbidden.back()))

@@ -1,7 +1,8 @@
 // `not` in the forms that can be enforced exactly: excluded types
-// (not: {type}), excluded scalar values (not: {enum} / {const}) and
-// property sets that must not all be present (not: {required}, and their
-// anyOf / allOf combinations). Other forms are reported unsupported.
+// (not: {type}), excluded scalar values (not: {enum} / {const}), patterns
+// no string may match (not: {pattern}) and property sets that must not all
+// be present (not: {required}, and their anyOf / allOf combinations). Other
+// forms are reported unsupported.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,8 +17,10 @@ struct Negation {
   nlohmann::json values = nlohmann::json::array();  // scalars no value may equal
   // Each set: the object must not hold all of these properties.
   std::vector<std::vector<std::string>> forbidden;
-  bool twice = false;       // not: {not: s} — the value must match s (a conjunct)
-  std::string unsupported;  // non-empty: this form cannot be enforced (why)
+  std::vector<std::string> patterns;  // no string may match these (search semantics)
+  std::string ptr;                    // of the `not`, for errors
+  bool twice = false;                 // not: {not: s} — the value must match s (a conjunct)
+  std::string unsupported;            // non-empty: this form cannot be enforced (why)
 };
 
 // What `not: n` excludes; `ptr` points at the `not` for errors.
