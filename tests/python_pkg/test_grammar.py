@@ -24,18 +24,19 @@ def viable(strings: list[bytes], prefix: bytes) -> bool:
     return any(s.startswith(prefix) for s in strings)
 
 
-def test_choice_masks_are_exact(small_info) -> None:
-    strings = ["true", "tree", "ab", "a", "12"]
-    m = nextok.Matcher(nextok.Grammar.choice(strings, small_info))
-    enc = [s.encode() for s in strings]
-    rng = random.Random(1)
-    for _ in range(20):
+def check_finite_language(
+    m: nextok.Matcher, sentences: list[bytes], seed: int, walks: int = 20
+) -> None:
+    """Random walks; every mask must allow exactly the tokens that keep the
+    text a prefix of one of the sentences, and EOS exactly on a sentence."""
+    rng = random.Random(seed)
+    for _ in range(walks):
         m.reset()
         text = b""
         while True:
             got = allowed(m)
-            want = {t for t, b in enumerate(SMALL_TOKENS[:-2]) if viable(enc, text + b)}
-            if text in enc:
+            want = {t for t, b in enumerate(SMALL_TOKENS[:-2]) if viable(sentences, text + b)}
+            if text in sentences:
                 want.add(SMALL_EOS)
             assert got == want, text
             options = sorted(got - {SMALL_EOS})
@@ -44,6 +45,13 @@ def test_choice_masks_are_exact(small_info) -> None:
             t = rng.choice(options)
             m.accept_token(t)
             text += SMALL_TOKENS[t]
+        assert text in sentences
+
+
+def test_choice_masks_are_exact(small_info) -> None:
+    strings = ["true", "tree", "ab", "a", "12"]
+    m = nextok.Matcher(nextok.Grammar.choice(strings, small_info))
+    check_finite_language(m, [s.encode() for s in strings], seed=1)
 
 
 def test_regex_outputs_fullmatch_python_re(small_info) -> None:
@@ -67,7 +75,9 @@ def test_regex_outputs_fullmatch_python_re(small_info) -> None:
 
 
 def test_gbnf_matcher_rollback_and_fork(small_info) -> None:
-    g = nextok.Grammar.gbnf('root ::= "[" (item ("," item)*)? "]"\nitem ::= [0-9]+ | "true"\n', small_info)
+    g = nextok.Grammar.gbnf(
+        'root ::= "[" (item ("," item)*)? "]"\nitem ::= [0-9]+ | "true"\n', small_info
+    )
     assert g.warnings == []
     m = nextok.Matcher(g)
     ids = {b: i for i, b in enumerate(SMALL_TOKENS)}
@@ -86,27 +96,14 @@ def test_gbnf_matcher_rollback_and_fork(small_info) -> None:
 
 def test_lark_masks_are_exact(small_info) -> None:
     # A finite language, so that every sentence can be listed.
-    g = nextok.Grammar.lark('start: "[" item ("," item)? "]"\n?item: NUM | "true"\nNUM: "0".."1" "7"?\n', small_info)
+    g = nextok.Grammar.lark(
+        'start: "[" item ("," item)? "]"\n?item: NUM | "true"\nNUM: "0".."1" "7"?\n', small_info
+    )
     items = ["0", "1", "07", "17", "true"]
-    sentences = [f"[{a}]".encode() for a in items] + [f"[{a},{b}]".encode() for a in items for b in items]
-    m = nextok.Matcher(g)
-    rng = random.Random(4)
-    for _ in range(20):
-        m.reset()
-        text = b""
-        while True:
-            got = allowed(m)
-            want = {t for t, b in enumerate(SMALL_TOKENS[:-2]) if viable(sentences, text + b)}
-            if text in sentences:
-                want.add(SMALL_EOS)
-            assert got == want, text
-            options = sorted(got - {SMALL_EOS})
-            if not options:
-                break
-            t = rng.choice(options)
-            m.accept_token(t)
-            text += SMALL_TOKENS[t]
-        assert text in sentences
+    sentences = [f"[{a}]".encode() for a in items] + [
+        f"[{a},{b}]".encode() for a in items for b in items
+    ]
+    check_finite_language(nextok.Matcher(g), sentences, seed=4)
 
 
 def test_grammar_text_is_told_apart(small_info) -> None:

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "constraint/schema/schema_keywords.hpp"
+
 namespace nextok::constraint {
 
 namespace {
@@ -12,55 +14,9 @@ using json = nlohmann::json;
 
 // Keywords that validate something; any other key is an annotation here.
 bool validates(const std::string& k) {
-  static const char* const kKeywords[] = {"$ref",
-                                          "$dynamicRef",
-                                          "allOf",
-                                          "anyOf",
-                                          "oneOf",
-                                          "not",
-                                          "if",
-                                          "then",
-                                          "else",
-                                          "dependentSchemas",
-                                          "prefixItems",
-                                          "items",
-                                          "contains",
-                                          "additionalProperties",
-                                          "patternProperties",
-                                          "propertyNames",
-                                          "unevaluatedItems",
-                                          "unevaluatedProperties",
-                                          "const",
-                                          "enum",
-                                          "multipleOf",
-                                          "maximum",
-                                          "exclusiveMaximum",
-                                          "minimum",
-                                          "exclusiveMinimum",
-                                          "maxLength",
-                                          "minLength",
-                                          "pattern",
-                                          "maxItems",
-                                          "minItems",
-                                          "uniqueItems",
-                                          "maxContains",
-                                          "minContains",
-                                          "maxProperties",
-                                          "minProperties",
-                                          "required",
-                                          "dependentRequired",
-                                          "dependencies",
-                                          "format",
-                                          "additionalItems",
-                                          "type",
-                                          "properties",
-                                          "$recursiveRef",
-                                          "$id",
-                                          "$anchor",
-                                          "$dynamicAnchor",
-                                          "definitions",
-                                          "$defs"};
-  return std::find(std::begin(kKeywords), std::end(kKeywords), k) != std::end(kKeywords);
+  return k == "enum" || k == "const" ||
+         std::find(std::begin(kConstraining), std::end(kConstraining), k) !=
+             std::end(kConstraining);
 }
 
 // A schema every value satisfies: true, or only annotations.

@@ -21,6 +21,7 @@
 #include "constraint/schema/number_ranges.hpp"
 #include "constraint/schema/one_of.hpp"
 #include "constraint/schema/schema_compiler.hpp"
+#include "constraint/schema/schema_keywords.hpp"
 #include "constraint/schema/schema_not.hpp"
 #include "constraint/schema/schema_refs.hpp"
 #include "constraint/schema/schema_types.hpp"
@@ -35,50 +36,6 @@ using json = nlohmann::json;
 inline constexpr const char* kUnsupported[] = {
     "contains",         "minContains", "maxContains",  "dependentSchemas", "unevaluatedProperties",
     "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
-
-// Keywords that constrain an instance besides enum and const: a branch with
-// none of them only lists values (the rest are annotations or unknown).
-inline constexpr const char* kConstraining[] = {"type",
-                                                "multipleOf",
-                                                "maximum",
-                                                "exclusiveMaximum",
-                                                "minimum",
-                                                "exclusiveMinimum",
-                                                "maxLength",
-                                                "minLength",
-                                                "pattern",
-                                                "format",
-                                                "maxItems",
-                                                "minItems",
-                                                "uniqueItems",
-                                                "maxContains",
-                                                "minContains",
-                                                "contains",
-                                                "maxProperties",
-                                                "minProperties",
-                                                "required",
-                                                "dependentRequired",
-                                                "dependencies",
-                                                "properties",
-                                                "patternProperties",
-                                                "additionalProperties",
-                                                "items",
-                                                "prefixItems",
-                                                "additionalItems",
-                                                "propertyNames",
-                                                "unevaluatedItems",
-                                                "unevaluatedProperties",
-                                                "allOf",
-                                                "anyOf",
-                                                "oneOf",
-                                                "not",
-                                                "if",
-                                                "then",
-                                                "else",
-                                                "dependentSchemas",
-                                                "$ref",
-                                                "$dynamicRef",
-                                                "$recursiveRef"};
 
 // The distinct options of an anyOf through nested anyOf (what the matcher
 // forks into at its first byte).
