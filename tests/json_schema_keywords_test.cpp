@@ -311,6 +311,17 @@ TEST(JsonSchemaKeywords, OneOf) {
                 {R"({"n":"a","host":1})", R"({"n":"a","path":1})"},
                 {R"({"n":"a","host":1,"path":2})", R"({"host":1,"path":1})", R"({"n":1,"host":1})",
                  "1", "null"});
+  // No dead end: a key that, with the keys still required, would complete a
+  // forbidden set is refused when it is read, not at '}'.
+  const char* either = R"({"type":"object","additionalProperties":false,
+      "properties":{"name":{"type":"string"},"byName":{"type":"string"},"byUrl":{"type":"string"}},
+      "oneOf":[{"required":["name","byName"]},{"required":["name","byUrl"]}]})";
+  EXPECT_FALSE(schema_test::prefix_ok(either, R"({"byUrl":"./a","byName")"));
+  EXPECT_TRUE(schema_test::prefix_ok(either, R"({"byUrl":"./a","name")"));
+  expect_schema(either, {R"({"byUrl":"u","name":"n"})", R"({"name":"n","byName":"b"})"},
+                {R"({"byUrl":"u","byName":"b","name":"n"})", R"({"name":"n"})"});
+  EXPECT_FALSE(schema_test::prefix_ok(
+      R"({"type":"object","required":["a"],"not":{"required":["a","b"]}})", R"({"b")"));
   // Non-objects satisfy a branch without a type: kept when exactly one has none.
   expect_schema(R"({"oneOf":[{"required":["a"]},{"type":"object","required":["b"]}]})",
                 {"1", R"("s")", "[]", R"({"a":1})", R"({"b":1})"}, {"{}", R"({"a":1,"b":2})"});

@@ -54,12 +54,27 @@ struct ObjectInfo {
   uint64_t required = 0;
   std::vector<std::pair<uint64_t, uint64_t>> dependent;  // (trigger bit, bits it needs)
   std::vector<uint64_t> forbidden;                       // sets that may not all be seen
-  // Declared properties that would complete a forbidden set.
+  // Declared properties that would complete a forbidden set, counting the
+  // properties the object must still get (required, and what a trigger
+  // read so far or the property itself brings in): reading one of them
+  // would leave no way to close the object.
   uint64_t blocked(uint64_t seen) const noexcept {
+    if (forbidden.empty()) return 0;
+    const uint64_t will = seen | required_with(seen);
     uint64_t b = 0;
     for (uint64_t f : forbidden) {
-      const uint64_t missing = f & ~seen;
+      const uint64_t missing = f & ~will;
       if ((missing & (missing - 1)) == 0) b |= missing;  // one left (or none)
+    }
+    for (const auto& [trigger, needs] : dependent) {
+      if (seen & trigger) continue;
+      const uint64_t with = will | trigger | needs;
+      for (uint64_t f : forbidden) {
+        if ((f & ~with) == 0) {
+          b |= trigger;
+          break;
+        }
+      }
     }
     return b;
   }
