@@ -369,14 +369,8 @@ class Compiler {
           return lexeme(seq, from, e, scope);
         }
         for (size_t k = 0; k < e.text.size();) {
-          const auto b0 = static_cast<uint8_t>(e.text[k]);
-          const size_t len = b0 < 0x80 ? 1 : b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : 4;
-          uint32_t cp = len == 1 ? b0 : (b0 & (0x7Fu >> len));
-          for (size_t j = 1; j < len && k + j < e.text.size(); ++j) {
-            cp = (cp << 6) | (static_cast<uint8_t>(e.text[k + j]) & 0x3F);
-          }
+          const uint32_t cp = next_code_point(e.text, k);
           seq.push_back(b_.code_class(regex::case_closed({{cp, cp}}), false, e.at));
-          k += len;
         }
         return lexeme(seq, from, e, scope);
       }

@@ -4,7 +4,8 @@
 // split of the text into terminals that the rules allow counts, regex
 // terminals are Python `re` patterns read as regular languages, and
 // %ignore'd terminals may stand before any terminal of a rule and at the
-// end.
+// end, each its longest match (it ends where the next byte cannot continue
+// it), as lark's lexer takes them.
 #pragma once
 
 #include <string_view>

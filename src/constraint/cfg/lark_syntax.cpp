@@ -325,12 +325,11 @@ class Syntax {
   }
 
   uint32_t single(const Expr& lit, size_t start) const {
-    const auto& t = lit.text;
-    const auto b0 = static_cast<uint8_t>(t.empty() ? 0 : t[0]);
-    const size_t len = b0 < 0x80 ? 1 : b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : 4;
-    if (t.empty() || t.size() != len) fail(start, "a range needs one-character strings");
-    uint32_t v = len == 1 ? b0 : (b0 & (0x7Fu >> len));
-    for (size_t k = 1; k < len; ++k) v = (v << 6) | (static_cast<uint8_t>(t[k]) & 0x3F);
+    size_t k = 0;
+    const uint32_t v = lit.text.empty() ? 0 : next_code_point(lit.text, k);
+    if (lit.text.empty() || k != lit.text.size()) {
+      fail(start, "a range needs one-character strings");
+    }
     return v;
   }
 
