@@ -6,6 +6,7 @@
 // bytes so far extend to a sentence: the matcher needs no lookahead.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -30,6 +31,10 @@ struct EarleyTables {
   std::vector<uint32_t> prods;       // production start positions
   std::vector<uint8_t> nullable;     // per nonterminal
   std::vector<ByteSet> terminals;
+  // Bytes every terminal treats alike share a class: an Earley step on one
+  // is the step on all of them, so the walker's table is states × classes.
+  std::array<uint8_t, 256> byte_class{};
+  uint32_t classes = 1;
   uint32_t start_pos = 0;   // S' -> . root
   uint32_t accept_pos = 0;  // S' -> root .
 };

@@ -5,39 +5,42 @@
 
 namespace nextok::constraint::cfg {
 
-// The set at `depth` (chart index base_ + depth) by content: its items with
-// origins inside the walk as distances, and the names of the walk's sets
-// those distances point to.
+// The set at `depth` (chart index base_ + depth) by content: its items,
+// each origin inside the walk replaced by the name of the set it points to
+// (or "this set"). What a set does next depends only on its items and,
+// through completions, on the content of their origin sets, so equal names
+// behave alike wherever their sets lie: a lexeme that began inside the walk
+// keeps one name per state however deep it runs.
 int32_t EarleyWalker::name_set(size_t depth) {
   const Chart& c = *chart_;
   const size_t ci = base_ + depth;
   items_.clear();
-  uint32_t far = 0;  // the largest distance any origin has
   for (const Item& it : c.set(ci)) {
     // A completed item has done its work (close() ran its completions) and
     // no later step reads it: leaving it out lets repeated sets meet.
     if (syms_[it.pos] == EarleyTables::kEnd) continue;
     uint64_t origin = it.origin;
     if (it.origin >= base_) {
-      const uint32_t rel = static_cast<uint32_t>(ci - it.origin);
-      far = std::max(far, rel);
-      origin = (uint64_t{1} << 31) | rel;
+      const size_t rel = ci - it.origin;
+      if (rel == 0) {
+        origin = kSelf;
+      } else {
+        const int32_t ref = ids_[depth - rel];
+        if (ref < 0) return kNoName;  // points to a nameless set
+        origin = kRef | static_cast<uint64_t>(ref);
+      }
     }
     items_.push_back((uint64_t{it.pos} << 32) | origin);
   }
   std::sort(items_.begin(), items_.end());
+  items_.erase(std::unique(items_.begin(), items_.end()), items_.end());
   key_.assign(reinterpret_cast<const char*>(items_.data()), items_.size() * sizeof(uint64_t));
-  for (uint32_t r = 1; r <= far; ++r) {
-    const int32_t ref = ids_[depth - r];
-    if (ref < 0) return kNoName;  // points to a nameless set
-    key_.append(reinterpret_cast<const char*>(&ref), sizeof ref);
-  }
   key_.push_back(static_cast<char>(c.accepting[ci]));
   if (auto it = names_.find(key_); it != names_.end()) return it->second;
   if (names_.size() >= max_states_) return kNoName;
   const auto id = static_cast<int32_t>(names_.size());
   names_.emplace(key_, id);
-  table_.resize(table_.size() + 256, kUnknown);
+  table_.resize(table_.size() + classes_, kUnknown);
   next_.push_back({});
   return id;
 }
@@ -56,6 +59,8 @@ void EarleyWalker::allow(const TokenTrie& trie, Earley& earley, Chart& chart,
   const auto tokens = trie.tokens();
   chart_ = &chart;
   syms_ = earley.tables().syms.data();
+  const auto& byte_class = earley.tables().byte_class;
+  classes_ = earley.tables().classes;
   base_ = chart.sets() - 1;
   const size_t depth_max = trie.max_depth() + 1;
   ids_.assign(depth_max, kNoName);
@@ -79,7 +84,8 @@ void EarleyWalker::allow(const TokenTrie& trie, Earley& earley, Chart& chart,
         i = n.end;
         continue;
       }
-      int32_t child = parent >= 0 ? table_[static_cast<size_t>(parent) * 256 + n.byte] : kUnknown;
+      const size_t slot = static_cast<size_t>(parent) * classes_ + byte_class[n.byte];
+      int32_t child = parent >= 0 ? table_[slot] : kUnknown;
       path_[d] = n.byte;
       if (child == kUnknown || child == kNoName) {
         if (!materialize(earley, chart, d - 1) || !earley.step(chart, n.byte)) {
@@ -91,7 +97,7 @@ void EarleyWalker::allow(const TokenTrie& trie, Earley& earley, Chart& chart,
           depth_next_[d] = nb;
         }
         if (parent >= 0 && child != kNoName) {
-          table_[static_cast<size_t>(parent) * 256 + n.byte] = child;
+          table_[slot] = child;
         }
       } else if (child >= 0) {
         depth_next_[d] = next_[static_cast<size_t>(child)];

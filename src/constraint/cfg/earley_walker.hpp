@@ -2,10 +2,10 @@
 // Earley step per trie node, which is slow where nearly every token fits
 // (free text, string contents). But the set reached after a byte depends
 // only on the set before it and on the sets its items' origins point to;
-// naming each set by that content (origins inside the walk relative to the
-// set, earlier ones absolute, plus the names of the walk's sets it points
-// to) makes equal states equal numbers, so a walk through free text turns
-// into table lookups, like a DFA's. Sets are materialized in the chart
+// naming each set by that content (origins inside the walk by the names of
+// the sets they point to, earlier ones absolute) makes equal states equal
+// numbers, so a walk through free text turns into table lookups, like a
+// DFA's, one entry per byte class. Sets are materialized in the chart
 // only when a transition is not in the table yet. Exact: the table maps a
 // state to the state the Earley step would build.
 #pragma once
@@ -32,6 +32,9 @@ class EarleyWalker {
 
  private:
   static constexpr int32_t kUnknown = -2, kDead = -1, kNoName = -3;
+  // Origin codes in a set's name; absolute origins (before the walk) are
+  // below 2^31.
+  static constexpr uint64_t kRef = uint64_t{1} << 31, kSelf = uint64_t{3} << 30;
 
   int32_t name_set(size_t depth);
   bool materialize(Earley& earley, Chart& chart, size_t depth);
@@ -42,8 +45,9 @@ class EarleyWalker {
   const Symbol* syms_ = nullptr;
   std::vector<int32_t> ids_;    // per depth on the current path
   std::vector<uint8_t> path_;   // byte into each depth
-  std::vector<int32_t> table_;  // states × 256
-  std::vector<ByteSet> next_;   // per state: the bytes it can read
+  std::vector<int32_t> table_;  // states × byte classes
+  uint32_t classes_ = 1;
+  std::vector<ByteSet> next_;  // per state: the bytes it can read
   std::unordered_map<std::string, int32_t> names_;
   std::string key_;
   std::vector<uint64_t> items_;
