@@ -35,8 +35,9 @@ struct EarleyTables {
   // is the step on all of them, so the walker's table is states × classes.
   std::array<uint8_t, 256> byte_class{};
   uint32_t classes = 1;
-  uint32_t start_pos = 0;   // S' -> . root
-  uint32_t accept_pos = 0;  // S' -> root .
+  std::vector<ByteSet> class_bytes;  // per class: its bytes
+  uint32_t start_pos = 0;            // S' -> . root
+  uint32_t accept_pos = 0;           // S' -> root .
 };
 
 struct Chart {

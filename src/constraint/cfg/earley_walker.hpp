@@ -22,32 +22,44 @@ namespace nextok::constraint::cfg {
 
 class EarleyWalker {
  public:
-  // `max_states`: named states per mask; past it the walk goes on without
-  // the table (slower, same result).
+  // `max_states`: named states kept (from mask to mask); past it, or past
+  // kMaxEntries table entries, the walk goes on without the table (slower,
+  // same result) and the next mask starts a new one.
   explicit EarleyWalker(size_t max_states = 4096) : max_states_(max_states) {}
 
   // ORs into mask every token whose bytes the chart's last set can read
-  // (EOS excluded). The chart is left as it was.
-  void allow(const TokenTrie& trie, Earley& earley, Chart& chart, std::span<uint32_t> mask);
+  // (EOS excluded). The chart is left as it was. A state known to read
+  // every byte below a trie node back into itself (free text) allows the
+  // node's whole subtree, which is then set without walking it.
+  // `lasting`: per chart set, its MaskMemo name (kNoName: none).
+  void allow(const TokenTrie& trie, Earley& earley, Chart& chart, std::span<const int32_t> lasting,
+             std::span<uint32_t> mask);
 
  private:
   static constexpr int32_t kUnknown = -2, kDead = -1, kNoName = -3;
   // Origin codes in a set's name; absolute origins (before the walk) are
   // below 2^31.
-  static constexpr uint64_t kRef = uint64_t{1} << 31, kSelf = uint64_t{3} << 30;
+  // Origin codes in a set's name: a lasting name (below 2^30), a position,
+  // a walk name, this set.
+  static constexpr uint64_t kAbsolute = uint64_t{1} << 30, kRef = uint64_t{2} << 30,
+                            kSelf = uint64_t{3} << 30;
 
   int32_t name_set(size_t depth);
   bool materialize(Earley& earley, Chart& chart, size_t depth);
 
   size_t max_states_;
-  size_t base_ = 0;  // chart index of depth 0
+  static constexpr size_t kMaxEntries = size_t{1} << 18;  // table: 1 MiB a matcher
+  std::span<const int32_t> lasting_;
+  bool positional_ = false;  // a name holds a position: drop the table
+  size_t base_ = 0;          // chart index of depth 0
   Chart* chart_ = nullptr;
   const Symbol* syms_ = nullptr;
   std::vector<int32_t> ids_;    // per depth on the current path
   std::vector<uint8_t> path_;   // byte into each depth
   std::vector<int32_t> table_;  // states × byte classes
   uint32_t classes_ = 1;
-  std::vector<ByteSet> next_;  // per state: the bytes it can read
+  std::vector<ByteSet> next_;   // per state: the bytes it can read
+  std::vector<ByteSet> loops_;  // per state: bytes known to lead back to it
   std::unordered_map<std::string, int32_t> names_;
   std::string key_;
   std::vector<uint64_t> items_;

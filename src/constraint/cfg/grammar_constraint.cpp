@@ -2,13 +2,15 @@
 // GrammarConstraint. Regular front-ends (regex, choice) run on one byte
 // DFA, a table lookup per trie node; GBNF and Lark run the Earley
 // recogniser, one item set per trie depth, with repeated sets named
-// (earley_walker.hpp).
+// (earley_walker.hpp), and masks of states met before copied from the
+// grammar's memo (mask_memo.hpp).
 #include <optional>
 
 #include "constraint/cfg/earley.hpp"
 #include "constraint/cfg/earley_walker.hpp"
 #include "constraint/cfg/gbnf.hpp"
 #include "constraint/cfg/lark.hpp"
+#include "constraint/cfg/mask_memo.hpp"
 #include "constraint/engine/mask_bits.hpp"
 #include "constraint/engine/token_index_impl.hpp"
 #include "constraint/regex/dfa.hpp"
@@ -24,6 +26,8 @@ struct Grammar::Impl {
   std::optional<constraint::Dfa> dfa;                  // regex, choice
   std::unique_ptr<constraint::cfg::EarleyTables> cfg;  // gbnf, lark
   size_t max_parse_items = 0;
+  // Masks by state: the Earley set's name (gbnf, lark) or the DFA state.
+  std::unique_ptr<constraint::cfg::MaskMemo> memo;
 };
 
 namespace {
@@ -42,6 +46,10 @@ void set_cfg(Grammar::Impl& impl, constraint::cfg::Cfg g, const ConstraintLimits
   constraint::cfg::prune(g);
   impl.cfg = std::make_unique<constraint::cfg::EarleyTables>(g);
   impl.max_parse_items = limits.max_parse_items;
+  impl.memo = std::make_unique<constraint::cfg::MaskMemo>(limits.grammar_mask_memo_bytes);
+  // Once per vocabulary (a few ms, 32 bytes a trie node): what lies below
+  // each trie node, for the walker's free-text skips.
+  (void)impl.index->impl().trie.bytes_below();
 }
 
 }  // namespace
@@ -82,6 +90,7 @@ std::shared_ptr<const Grammar> Grammar::regex(std::shared_ptr<const TokenIndex> 
   opt.full_match = true;
   opt.max_states = limits.max_dfa_states;
   impl->dfa = constraint::Dfa::compile(pattern, opt);
+  impl->memo = std::make_unique<constraint::cfg::MaskMemo>(limits.grammar_mask_memo_bytes);
   if (impl->dfa->empty()) {
     throw Error(ErrorCode::kInvalidArgument, "pattern", "the pattern matches no string");
   }
@@ -110,6 +119,7 @@ std::shared_ptr<const Grammar> Grammar::choice(std::shared_ptr<const TokenIndex>
   opt.full_match = true;
   opt.max_states = limits.max_dfa_states;
   impl->dfa = constraint::Dfa::compile_labeled(alts, opt);
+  impl->memo = std::make_unique<constraint::cfg::MaskMemo>(limits.grammar_mask_memo_bytes);
   std::shared_ptr<Grammar> out(new Grammar());
   out->impl_ = std::move(impl);
   return out;
@@ -133,12 +143,19 @@ struct GrammarConstraint::State {
   };
   std::vector<Step> history;  // [0] = start
   constraint::cfg::Chart chart;
+  std::vector<int32_t> names;                       // per chart set: its MaskMemo name
   std::unique_ptr<constraint::cfg::Earley> earley;  // its dedupe table; made on first use
   constraint::cfg::EarleyWalker walker;
 
   constraint::cfg::Earley& parser(const Grammar::Impl& g) {
     if (!earley) earley = std::make_unique<constraint::cfg::Earley>(*g.cfg, g.max_parse_items);
     return *earley;
+  }
+  // Names the chart's sets from names.size() on.
+  void name_sets(const Grammar::Impl& g) {
+    for (size_t k = names.size(); k < chart.sets(); ++k) {
+      names.push_back(g.memo->name(*g.cfg, chart, k, names));
+    }
   }
 };
 
@@ -157,6 +174,7 @@ GrammarConstraint::GrammarConstraint(const GrammarConstraint& other)
       think_open_(other.think_open_) {
   state_->history = other.state_->history;
   state_->chart = other.state_->chart;
+  state_->names = other.state_->names;
 }
 
 GrammarConstraint::~GrammarConstraint() = default;
@@ -172,6 +190,8 @@ void GrammarConstraint::reset() {
     state_->history[0].q = g.dfa->start();
   } else {
     state_->parser(g).start(state_->chart);
+    state_->names.clear();
+    state_->name_sets(g);
     state_->history[0].sets = static_cast<uint32_t>(state_->chart.sets());
   }
   finished_ = false;
@@ -203,9 +223,18 @@ void GrammarConstraint::step_mask(std::span<uint32_t> mask) {
   const size_t words = constraint::clear_mask(mask, *ix.vocab);
   if (!finished_) {
     if (g.dfa) {
-      ix.trie.allow(*g.dfa, state_->history.back().q, mask.first(words));
+      const int32_t q = state_->history.back().q;
+      if (!g.memo->find(q, mask.first(words))) {
+        ix.trie.allow(*g.dfa, q, mask.first(words));
+        g.memo->store(q, mask.first(words));
+      }
     } else {
-      state_->walker.allow(ix.trie, state_->parser(g), state_->chart, mask.first(words));
+      const int32_t name = state_->names.back();
+      if (!g.memo->find(name, mask.first(words))) {
+        state_->walker.allow(ix.trie, state_->parser(g), state_->chart, state_->names,
+                             mask.first(words));
+        g.memo->store(name, mask.first(words));
+      }
     }
   }
   if (finished_ || is_complete()) {
@@ -253,6 +282,7 @@ void GrammarConstraint::advance(uint32_t token) {
           throw refuse();
         }
       }
+      state_->name_sets(g);
       next.sets = static_cast<uint32_t>(chart.sets());
     }
   }
@@ -267,7 +297,10 @@ void GrammarConstraint::rollback(size_t n) {
                     std::to_string(steps()) + " taken");
   }
   state_->history.resize(state_->history.size() - n);
-  if (!grammar_->impl().dfa) state_->chart.truncate(state_->history.back().sets);
+  if (!grammar_->impl().dfa) {
+    state_->chart.truncate(state_->history.back().sets);
+    state_->names.resize(state_->history.back().sets);
+  }
   finished_ = state_->history.back().finished;
 }
 

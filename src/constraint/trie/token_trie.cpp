@@ -71,4 +71,25 @@ TokenTrie::TokenTrie(const Vocabulary& vocab) : vocab_size_(vocab.size()) {
   }
 }
 
+std::span<const TokenTrie::Bytes> TokenTrie::bytes_below() const {
+  std::call_once(below_->once, [&] {
+    auto& below = below_->bytes;
+    below.resize(nodes_.size());
+    // Backward over the depth-first order, every node comes after its
+    // descendants and before its earlier siblings: acc[d] gathers the
+    // depth-d children of the node about to be met at depth d - 1.
+    std::vector<Bytes> acc(max_depth_ + 2, Bytes{});
+    for (size_t i = nodes_.size(); i-- > 0;) {
+      const size_t d = nodes_[i].depth;
+      below[i] = acc[d + 1];
+      acc[d + 1] = Bytes{};
+      if (i == 0) break;
+      Bytes& up = acc[d];
+      for (size_t w = 0; w < 4; ++w) up[w] |= below[i][w];
+      up[nodes_[i].byte >> 6] |= uint64_t{1} << (nodes_[i].byte & 63);
+    }
+  });
+  return below_->bytes;
+}
+
 }  // namespace nextok::constraint

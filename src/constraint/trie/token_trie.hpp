@@ -4,7 +4,10 @@
 // It knows nothing about JSON or grammars; engines supply the automaton.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -30,6 +33,18 @@ class TokenTrie {
   std::span<const uint32_t> tokens() const noexcept { return tokens_; }
   size_t vocab_size() const noexcept { return vocab_size_; }
   size_t max_depth() const noexcept { return max_depth_; }
+  // The ids of every token in node i's subtree (node i's own included):
+  // tokens are stored in depth-first order, so they are one run.
+  std::span<const uint32_t> subtree_tokens(size_t i) const noexcept {
+    const size_t end = nodes_[i].end;
+    const size_t hi = end < nodes_.size() ? nodes_[end].first_token : tokens_.size();
+    return std::span(tokens_).subspan(nodes_[i].first_token, hi - nodes_[i].first_token);
+  }
+
+  // Per node: the bytes on the edges below it (256 bits). Made on first
+  // use, thread-safe; 32 bytes a node.
+  using Bytes = std::array<uint64_t, 4>;
+  std::span<const Bytes> bytes_below() const;
 
   // Sets the mask bit of every token whose bytes the automaton accepts byte
   // by byte from `start`. Automaton: `bool step(const State&, uint8_t,
@@ -43,6 +58,11 @@ class TokenTrie {
   std::vector<uint32_t> tokens_;
   size_t vocab_size_ = 0;
   size_t max_depth_ = 0;
+  struct Below {
+    std::once_flag once;
+    std::vector<Bytes> bytes;
+  };
+  std::unique_ptr<Below> below_ = std::make_unique<Below>();
 };
 
 template <class Automaton, class State>

@@ -1,0 +1,54 @@
+// Masks of a grammar by parser state, shared by all its matchers. An Earley
+// set's future depends only on its items and, through completions, on the
+// content of the sets its items' origins point to. So each set gets a name
+// from its items with origins replaced by the names of their sets: equal
+// names have equal futures wherever and in whichever request they occur,
+// and the mask of a state met again is a copy. Names and masks live in a
+// byte budget; past it, new states are not named (and not memoised).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "constraint/cfg/earley.hpp"
+
+namespace nextok::constraint::cfg {
+
+class MaskMemo {
+ public:
+  static constexpr int32_t kNoName = -1;
+
+  explicit MaskMemo(size_t budget_bytes)
+      : names_budget_(budget_bytes / 4), masks_budget_(budget_bytes - budget_bytes / 4) {}
+
+  // The name of chart set k, given the names of the sets before it;
+  // kNoName when an origin set has none or the budget is spent.
+  int32_t name(const EarleyTables& t, const Chart& c, size_t k, std::span<const int32_t> names);
+
+  // Copies the memoised mask of `name` (from name(), or any other state
+  // number of one automaton) into `out` and returns true, or returns false.
+  bool find(int32_t name, std::span<uint32_t> out);
+  void store(int32_t name, std::span<const uint32_t> mask);
+
+ private:
+  struct Entry {
+    std::vector<uint32_t> mask;
+    std::list<int32_t>::iterator use;
+  };
+
+  size_t names_budget_, masks_budget_;  // a quarter and the rest
+  size_t names_used_ = 0, masks_used_ = 0;
+  std::mutex mu_;
+  std::unordered_map<std::string, int32_t> names_;
+  std::unordered_map<int32_t, Entry> masks_;
+  std::list<int32_t> lru_;  // front: most recently used
+  std::vector<uint64_t> items_;
+  std::string key_;
+};
+
+}  // namespace nextok::constraint::cfg

@@ -1,0 +1,212 @@
+// The grammar walker's shortcuts on a real vocabulary: masks memoised by
+// parser state (shared by every matcher of a grammar, from several
+// threads) and free-text subtrees set without walking them. Checked
+// against the same grammar without the memo and, token by token, against
+// the Earley recogniser reading each token's bytes.
+#include <gtest/gtest.h>
+
+#include "fixtures.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "constraint/trie/token_trie.hpp"
+#include "nextok/grammar.hpp"
+#include "nextok/mask.hpp"
+#include "nextok/tokenizer.hpp"
+
+namespace {
+
+using nextok::Grammar;
+using nextok::GrammarConstraint;
+
+std::shared_ptr<const nextok::Vocabulary> llama_vocab() {
+#ifdef NEXTOK_TOKENIZERS_DIR
+  const auto dir = std::filesystem::path(NEXTOK_TOKENIZERS_DIR) / "llama3.1";
+#else
+  const auto dir = std::filesystem::path("/nonexistent");
+#endif
+  if (!std::filesystem::exists(dir / "tokenizer.json")) return nullptr;
+  static const auto vocab = nextok::load_vocabulary(dir);
+  return vocab;
+}
+
+bool bit(const std::vector<uint32_t>& m, uint32_t id) {
+  return (m[id >> 5] >> (id & 31)) & 1u;
+}
+
+TEST(TokenTrie, BytesBelowAndSubtreeTokensFollowTheTokens) {
+  const auto vocab = llama_vocab();
+  NEXTOK_REQUIRE_FIXTURE(vocab, "tokenizers/llama3.1");
+  const nextok::constraint::TokenTrie trie(*vocab);
+  const auto nodes = trie.nodes();
+  const auto below = trie.bytes_below();
+  ASSERT_EQ(below.size(), nodes.size());
+  // The path to each node, kept along the depth-first order.
+  std::string path;
+  size_t checked = 0;
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    path.resize(nodes[i].depth - 1u);
+    path.push_back(static_cast<char>(nodes[i].byte));
+    const auto ids = trie.subtree_tokens(i);
+    // Every 37th node in full: its tokens start with the path, their bytes
+    // after it make up `below`, and no other token starts with the path.
+    if (i % 37 != 0) continue;
+    nextok::constraint::TokenTrie::Bytes want{};
+    for (uint32_t id : ids) {
+      const std::string_view b = vocab->bytes(id);
+      ASSERT_TRUE(b.starts_with(path)) << i;
+      for (unsigned char c : b.substr(path.size())) want[c >> 6] |= uint64_t{1} << (c & 63);
+    }
+    EXPECT_EQ(below[i], want) << "node " << i;
+    if (i % (37 * 40) == 0) {
+      size_t count = 0;
+      for (uint32_t id = 0; id < vocab->size(); ++id) {
+        if (vocab->is_special(id) || vocab->is_eos(id)) continue;
+        count += vocab->bytes(id).starts_with(path) && !vocab->bytes(id).empty();
+      }
+      EXPECT_EQ(count, ids.size()) << "node " << i;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 5000u);
+}
+
+struct Case {
+  const char* name;
+  bool lark;
+  const char* text;
+};
+
+const Case kCases[] = {
+    {"csv", true,
+     "start: row (_EOL row)* _EOL?\nrow: field (\",\" field)*\nfield: QUOTED | BARE |\n"
+     "QUOTED: \"\\\"\" /([^\"]|\"\")*/ \"\\\"\"\nBARE: /[^,\"\\r\\n]+/\n_EOL: \"\\r\"? \"\\n\"\n"},
+    {"words", true,
+     "start: sentence+\nsentence: WORD (\" \" WORD)* \".\" \" \"?\nWORD: "
+     "/[A-Za-z\\u00e0-\\u00ff]+/\n"},
+    {"kv", false,
+     "root ::= pair (\"\\n\" pair)*\npair ::= key \"=\" value\nkey ::= [a-z_]+\n"
+     "value ::= [^\\n]* | \"\\\"\" [^\"]* \"\\\"\"\n"},
+    // Nesting lives in the origins: equal items, different depths.
+    {"nest", false, "root ::= expr\nexpr ::= \"(\" expr (\" \" expr)* \")\" | [a-z]+\n"},
+};
+
+// One random walk: at each step the memoised mask must equal the mask of
+// the grammar without memo; now and then a rollback or a clone.
+size_t walk(const std::shared_ptr<const Grammar>& memo, const std::shared_ptr<const Grammar>& plain,
+            unsigned seed, int steps, bool brute) {
+  const auto& vocab = memo->index().vocab();
+  std::mt19937 rng(seed);
+  std::vector<uint32_t> a(nextok::bitmask_words(vocab.size())), b(a.size());
+  auto m = std::make_unique<GrammarConstraint>(memo);
+  GrammarConstraint ref(plain);
+  size_t checked = 0;
+  for (int s = 0; s < steps; ++s) {
+    m->step_mask(a);
+    ref.step_mask(b);
+    EXPECT_EQ(a, b) << "seed " << seed << " step " << s;
+    if (a != b) return checked;
+    ++checked;
+    if (brute) {
+      // A sample of tokens, each read byte by byte by the recogniser.
+      for (int k = 0; k < 1500; ++k) {
+        const auto id = static_cast<uint32_t>(rng() % vocab.size());
+        if (vocab.is_special(id) || vocab.is_eos(id) || vocab.bytes(id).empty()) continue;
+        EXPECT_EQ(bit(a, id), ref.accepts_bytes(vocab.bytes(id)))
+            << "seed " << seed << " step " << s << " token '" << vocab.bytes(id) << "'";
+      }
+    }
+    std::vector<uint32_t> allowed;
+    for (uint32_t id = 0; id < vocab.size(); ++id) {
+      if (bit(a, id) && !vocab.is_eos(id)) allowed.push_back(id);
+    }
+    if (allowed.empty()) break;
+    const uint32_t id = allowed[rng() % allowed.size()];
+    m->advance(id);
+    ref.advance(id);
+    if (rng() % 5 == 0 && m->steps() > 1) {
+      m->rollback(1);
+      ref.rollback(1);
+    } else if (rng() % 5 == 0) {
+      m = std::make_unique<GrammarConstraint>(*m);
+    }
+  }
+  return checked;
+}
+
+TEST(GrammarMemo, MasksEqualTheUnmemoisedGrammarFromSeveralThreads) {
+  const auto vocab = llama_vocab();
+  NEXTOK_REQUIRE_FIXTURE(vocab, "tokenizers/llama3.1");
+  const auto index = nextok::TokenIndex::build(vocab);
+  nextok::ConstraintLimits off;
+  off.grammar_mask_memo_bytes = 0;
+  for (const Case& c : kCases) {
+    const auto memo = c.lark ? Grammar::lark(index, c.text) : Grammar::gbnf(index, c.text);
+    const auto plain =
+        c.lark ? Grammar::lark(index, c.text, off) : Grammar::gbnf(index, c.text, off);
+    size_t checked = walk(memo, plain, 1, 12, /*brute=*/true);
+    // Threads share the memoised grammar; each checks its own walks.
+    std::vector<size_t> per(3, 0);
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < per.size(); ++t) {
+      threads.emplace_back([&, t] {
+        for (unsigned w = 0; w < 3; ++w) per[t] += walk(memo, plain, 100 * (t + 1) + w, 10, false);
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (size_t n : per) checked += n;
+    EXPECT_GT(checked, 40u) << c.name;
+  }
+}
+
+uint32_t token(const nextok::Vocabulary& v, std::string_view bytes) {
+  for (uint32_t id = 0; id < v.size(); ++id) {
+    if (!v.is_special(id) && v.bytes(id) == bytes) return id;
+  }
+  ADD_FAILURE() << "no token '" << bytes << "'";
+  return 0;
+}
+
+// Equal items whose origins lie at different nesting depths are different
+// states: the memo must tell "((a" from "(a" although their last sets hold
+// the same items.
+TEST(GrammarMemo, NestingInTheOriginsIsPartOfTheState) {
+  const auto vocab = llama_vocab();
+  NEXTOK_REQUIRE_FIXTURE(vocab, "tokenizers/llama3.1");
+  const auto index = nextok::TokenIndex::build(vocab);
+  const auto g = Grammar::gbnf(index, kCases[3].text);
+  const uint32_t open = token(*vocab, "("), a = token(*vocab, "a"), two = token(*vocab, "))");
+  std::vector<uint32_t> mask(nextok::bitmask_words(vocab->size()));
+  GrammarConstraint deep(g), shallow(g);
+  for (uint32_t id : {open, open, a}) deep.advance(id);
+  deep.step_mask(mask);
+  EXPECT_TRUE(bit(mask, two)) << "((a then ))";
+  for (uint32_t id : {open, a}) shallow.advance(id);
+  shallow.step_mask(mask);
+  EXPECT_FALSE(bit(mask, two)) << "(a then ))";
+  shallow.advance(token(*vocab, ")"));
+  shallow.step_mask(mask);
+  EXPECT_FALSE(bit(mask, open)) << "(a) is complete";
+}
+
+TEST(GrammarMemo, ATinyBudgetStillGivesExactMasks) {
+  const auto vocab = llama_vocab();
+  NEXTOK_REQUIRE_FIXTURE(vocab, "tokenizers/llama3.1");
+  const auto index = nextok::TokenIndex::build(vocab);
+  nextok::ConstraintLimits tiny, off;
+  tiny.grammar_mask_memo_bytes = 40000;  // about two masks: eviction on every walk
+  off.grammar_mask_memo_bytes = 0;
+  const Case& c = kCases[0];
+  const auto memo = Grammar::lark(index, c.text, tiny);
+  const auto plain = Grammar::lark(index, c.text, off);
+  size_t checked = 0;
+  for (unsigned w = 0; w < 4; ++w) checked += walk(memo, plain, 7 + w, 12, false);
+  EXPECT_GT(checked, 20u);
+}
+
+}  // namespace
