@@ -7,6 +7,7 @@
 
 #include "fixtures.hpp"
 #include <pcre2.h>
+#include <utf8proc.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -265,6 +266,27 @@ TEST(RegexDfa, EcmaSyntax) {
   EXPECT_FALSE(Dfa::compile("[]a]").matches("a]"));  // [] is the empty class
   EXPECT_TRUE(Dfa::compile("[^]").matches("\n"));
   EXPECT_TRUE(Dfa::compile("a{").matches("a{"));  // Annex B: a literal brace
+}
+
+// The Unicode tables (\\w, \\d, case classes) scan planes 0-3 only: no
+// letter, number or cased code point lies beyond them.
+TEST(RegexDfa, NoLetterDigitOrCaseBeyondPlaneThree) {
+  size_t found = 0;
+  for (uint32_t cp = 0x40000; cp <= 0x10FFFF; ++cp) {
+    const auto c = static_cast<utf8proc_int32_t>(cp);
+    const auto cat = utf8proc_category(c);
+    const bool letter_or_number =
+        cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_NO;  // L*, M*, N*
+    const bool mark = cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_MC ||
+                      cat == UTF8PROC_CATEGORY_ME;
+    if ((letter_or_number && !mark) || utf8proc_tolower(c) != c || utf8proc_toupper(c) != c) {
+      ++found;
+      ADD_FAILURE() << "U+" << std::hex << cp;
+      if (found > 5) break;
+    }
+  }
+  // And the scan itself sees them: plane 3 has letters (CJK extension G).
+  EXPECT_EQ(utf8proc_category(0x30000), UTF8PROC_CATEGORY_LO);
 }
 
 TEST(RegexDfa, PythonSyntaxAndFlags) {

@@ -47,9 +47,6 @@ void set_cfg(Grammar::Impl& impl, constraint::cfg::Cfg g, const ConstraintLimits
   impl.cfg = std::make_unique<constraint::cfg::EarleyTables>(g);
   impl.max_parse_items = limits.max_parse_items;
   impl.memo = std::make_unique<constraint::cfg::MaskMemo>(limits.grammar_mask_memo_bytes);
-  // Once per vocabulary (a few ms, 32 bytes a trie node): what lies below
-  // each trie node, for the walker's free-text skips.
-  (void)impl.index->impl().trie.bytes_below();
 }
 
 }  // namespace

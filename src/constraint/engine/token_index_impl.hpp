@@ -27,6 +27,10 @@ struct TokenIndex::Impl {
     std::copy(std::begin(all), std::end(all), standard_dfas);
     warm_string_entries(*sd.string);
     warm_string_entries(*sd.key);
+    // What lies below each trie node, for the grammar walker's free-text
+    // skips: once per vocabulary (32 bytes a node) rather than in the
+    // first grammar's compile.
+    (void)trie.bytes_below();
   }
 
   // Inside a string nearly every token stays inside, so a first-time entry

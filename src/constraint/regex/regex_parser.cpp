@@ -49,12 +49,18 @@ const CodeSet kSpace = normalized({{'\t', '\r'},
                                    {0x205F, 0x205F},
                                    {0x3000, 0x3000},
                                    {0xFEFF, 0xFEFF}});
+// Letters, digits and cased code points all lie in planes 0-3: planes 4-13
+// are unassigned, 14 holds only format and combining marks, 15-16 private
+// use (a test checks this against utf8proc). Scanning up to here, not to
+// U+10FFFF, makes these tables a quarter of the work.
+constexpr uint32_t kLastLetterPlaneEnd = 0x3FFFF;
+
 // Unicode-aware classes (Python's and Rust's regex engines): supersets of
 // the ECMA ones, for matching that must not miss what those engines match.
 const CodeSet& unicode_word() {
   static const CodeSet set = [] {
     CodeSet out = {{'_', '_'}};
-    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+    for (uint32_t cp = 0; cp <= kLastLetterPlaneEnd; ++cp) {
       switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
         case UTF8PROC_CATEGORY_LU:
         case UTF8PROC_CATEGORY_LL:
@@ -78,7 +84,7 @@ const CodeSet& unicode_word() {
 const CodeSet& unicode_digit() {
   static const CodeSet set = [] {
     CodeSet out;
-    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+    for (uint32_t cp = 0; cp <= kLastLetterPlaneEnd; ++cp) {
       if (utf8proc_category(static_cast<utf8proc_int32_t>(cp)) == UTF8PROC_CATEGORY_ND)
         out.emplace_back(cp, cp);
     }
@@ -113,7 +119,7 @@ const std::vector<std::pair<uint32_t, std::vector<uint32_t>>>& case_classes() {
       }
       return x;
     };
-    for (uint32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+    for (uint32_t cp = 0; cp <= kLastLetterPlaneEnd; ++cp) {
       const auto c = static_cast<utf8proc_int32_t>(cp);
       const auto lo = static_cast<uint32_t>(utf8proc_tolower(c));
       const auto up = static_cast<uint32_t>(utf8proc_toupper(c));

@@ -149,7 +149,10 @@ GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
   }
   // Alternatives distribute over the rest of the conjunction.
   for (size_t k = 0; k < parts.size(); ++k) {
-    for (const auto& [kw, bit] : {std::pair{"anyOf", kAnyOfDone}, std::pair{"oneOf", kOneOfDone}}) {
+    for (const auto& kw_bit : {std::pair{"anyOf", kAnyOfDone}, std::pair{"oneOf", kOneOfDone}}) {
+      // Plain names, not structured bindings: lambdas below capture them.
+      const char* const kw = kw_bit.first;
+      const auto bit = kw_bit.second;
       if (parts[k].done & bit) continue;
       auto it = parts[k].j->find(kw);
       if (it == parts[k].j->end()) continue;

@@ -25,7 +25,8 @@ std::shared_ptr<const Dfa> Compiler::property_names_dfa(std::vector<Part> parts)
   static constexpr const char* kNameKeywords[] = {
       "type", "pattern", "format", "minLength", "maxLength", "enum", "const", "$ref", "allOf"};
   for (const auto& p : parts) {
-    for (const auto& [k, v] : p.j->items()) {
+    for (const auto& item : p.j->items()) {
+      const std::string& k = item.key();  // a plain name: the lambdas capture it
       const bool constrains = std::any_of(std::begin(kConstraining), std::end(kConstraining),
                                           [&](const char* c) { return k == c; }) ||
                               k == "enum" || k == "const";

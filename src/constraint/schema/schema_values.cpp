@@ -91,7 +91,9 @@ const Compiler::ValueSplit& Compiler::value_split(const json& branches, bool one
 std::optional<json> Compiler::listed_values(const json& b) {
   if (!b.is_object()) return std::nullopt;
   std::optional<json> mine;
-  for (const auto& [k, v] : b.items()) {
+  for (const auto& item : b.items()) {
+    const std::string& k = item.key();  // plain names: a lambda captures k
+    const json& v = item.value();
     if (k == "enum" || k == "const") {
       if (k == "enum" && !v.is_array()) return std::nullopt;  // the plain path reports it
       json list = k == "const" ? json::array({v}) : v;

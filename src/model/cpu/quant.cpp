@@ -7,6 +7,10 @@
 
 #include "model/cpu/quant_impl.hpp"
 
+#if defined(NEXTOK_HAVE_QUANT_AVX2)
+#include <cpuid.h>
+#endif
+
 namespace nextok::model {
 namespace quant {
 namespace {
@@ -152,11 +156,18 @@ const Kernels& scalar_kernels() noexcept {
   return kScalar;
 }
 
+#if defined(NEXTOK_HAVE_QUANT_AVX2)
+// CPUID leaf 1, ECX bit 29 (clang's __builtin_cpu_supports has no "f16c").
+static bool has_f16c() noexcept {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1u << 29)) != 0;
+}
+#endif
+
 const Kernels* avx2_kernels() noexcept {
 #if defined(NEXTOK_HAVE_QUANT_AVX2)
   static const bool supported = __builtin_cpu_supports("avx2") != 0 &&
-                                __builtin_cpu_supports("fma") != 0 &&
-                                __builtin_cpu_supports("f16c") != 0;
+                                __builtin_cpu_supports("fma") != 0 && has_f16c();
   return supported ? avx2_kernels_table() : nullptr;
 #else
   return nullptr;

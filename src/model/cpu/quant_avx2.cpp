@@ -10,11 +10,14 @@
 namespace nextok::model::quant {
 namespace {
 
+// The F16C instructions on one lane (clang's _cvtsh_ss is a C99 compound
+// literal, which -Wpedantic refuses in C++).
 inline float h2f(std::uint16_t h) {
-  return _cvtsh_ss(h);
+  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
 }
 inline std::uint16_t f2h(float f) {
-  return static_cast<std::uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
+  return static_cast<std::uint16_t>(
+      _mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT), 0));
 }
 
 inline float hsum(__m256 v) {

@@ -94,7 +94,10 @@ LlamaWeights LlamaWeights::from(const GgufFile& f) {
       static_cast<float>(f.get_float("llama.attention.layer_norm_rms_epsilon").value_or(1e-5));
   if (!(c.rope_freq_base > 0.0f) || !(c.rms_eps > 0.0f)) bad(f, "bad rope base or norm epsilon");
 
-  const auto& embd = tensor(f, "token_embd.weight");
+  // A named string: GCC 13 takes a reference returned next to a temporary
+  // argument for a dangling one (-Wdangling-reference).
+  const std::string embd_name = "token_embd.weight";
+  const auto& embd = tensor(f, embd_name);
   if (embd.n_dims != 2 || embd.dims[0] != c.n_embd)
     bad(f, "token_embd.weight does not match the embedding size");
   c.n_vocab = static_cast<std::uint32_t>(embd.dims[1]);
