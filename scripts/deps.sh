@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build dependencies on Debian (root or sudo) when they are missing.
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
+pkgs=(build-essential clang cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
       nlohmann-json3-dev libsimdjson-dev libpcre2-dev libutf8proc-dev zlib1g-dev
       python3-venv python3-pip xz-utils)
 missing=()
