@@ -76,6 +76,83 @@ TEST(TokenTrie, BytesBelowAndSubtreeTokensFollowTheTokens) {
   EXPECT_GT(checked, 5000u);
 }
 
+uint32_t token(const nextok::Vocabulary& v, std::string_view bytes) {
+  for (uint32_t id = 0; id < v.size(); ++id) {
+    if (!v.is_special(id) && v.bytes(id) == bytes) return id;
+  }
+  ADD_FAILURE() << "no token '" << bytes << "'";
+  return 0;
+}
+
+// utf8_below's bit 0 against a direct UTF-8 check of each token's bytes
+// after the node.
+bool well_formed_prefix(std::string_view b) {
+  int s = 0;
+  for (unsigned char c : b) {
+    s = nextok::constraint::Utf8Reader::next(s, c);
+    if (s < 0) return false;
+  }
+  return true;
+}
+
+TEST(TokenTrie, Utf8BelowFollowsTheTokens) {
+  const auto vocab = llama_vocab();
+  NEXTOK_REQUIRE_FIXTURE(vocab, "tokenizers/llama3.1");
+  const nextok::constraint::TokenTrie trie(*vocab);
+  const auto nodes = trie.nodes();
+  const auto utf8 = trie.utf8_below();
+  size_t yes = 0, no = 0;
+  for (size_t i = 1; i < nodes.size(); i += 7) {
+    bool want = true;
+    for (uint32_t id : trie.subtree_tokens(i)) {
+      want = want && well_formed_prefix(vocab->bytes(id).substr(nodes[i].depth));
+    }
+    EXPECT_EQ((utf8[i] & 1) != 0, want) << "node " << i;
+    (want ? yes : no) += 1;
+  }
+  EXPECT_GT(yes, 1000u);
+  EXPECT_GT(no, 100u);
+}
+
+// Inside a string of any code points, every token the recogniser reads is
+// allowed and no other: the whole vocabulary, at states where the UTF-8
+// shortcut applies (after ASCII, after a full character, inside one), and
+// in a grammar where a long character leads to another state (no two in a
+// row), where the shortcut must not apply.
+TEST(GrammarMemo, StringStatesEqualTheRecogniserOnEveryToken) {
+  const auto vocab = llama_vocab();
+  NEXTOK_REQUIRE_FIXTURE(vocab, "tokenizers/llama3.1");
+  const auto index = nextok::TokenIndex::build(vocab);
+  struct Probe {
+    const char* gbnf;
+    std::vector<std::string> prefixes;
+  };
+  const Probe probes[] = {
+      {"root ::= \"\\\"\" ([^\"\\\\\\x7F\\x00-\\x1F] | \"\\\\\" [\"\\\\nt])* \"\\\"\" [ ]?\n",
+       {"\"", "\"ab", "\"\xc3\xa9", "\"\xe2\x82"}},
+      {"root ::= ([a-z] | [^\\x00-\\x7F] [a-z])+\n", {"a", "ab"}},
+  };
+  std::vector<uint32_t> mask(nextok::bitmask_words(vocab->size()));
+  for (const Probe& probe : probes) {
+    const auto g = Grammar::gbnf(index, probe.gbnf);
+    for (const std::string& p : probe.prefixes) {
+      GrammarConstraint m(g);
+      // One single-byte token per byte (the vocabulary holds every byte).
+      for (unsigned char c : p) m.advance(token(*vocab, std::string(1, static_cast<char>(c))));
+      m.step_mask(mask);
+      size_t allowed = 0;
+      for (uint32_t id = 0; id < vocab->size(); ++id) {
+        if (vocab->is_special(id) || vocab->is_eos(id) || vocab->bytes(id).empty()) continue;
+        const bool want = m.accepts_bytes(vocab->bytes(id));
+        EXPECT_EQ(bit(mask, id), want) << probe.gbnf << " after '" << p << "' token " << id;
+        allowed += want;
+      }
+      // Inside a character only tokens that go on with a continuation byte fit.
+      EXPECT_GT(allowed, p.back() == '\x82' ? 50u : 1000u) << p;
+    }
+  }
+}
+
 struct Case {
   const char* name;
   bool lark;
@@ -162,14 +239,6 @@ TEST(GrammarMemo, MasksEqualTheUnmemoisedGrammarFromSeveralThreads) {
     for (size_t n : per) checked += n;
     EXPECT_GT(checked, 40u) << c.name;
   }
-}
-
-uint32_t token(const nextok::Vocabulary& v, std::string_view bytes) {
-  for (uint32_t id = 0; id < v.size(); ++id) {
-    if (!v.is_special(id) && v.bytes(id) == bytes) return id;
-  }
-  ADD_FAILURE() << "no token '" << bytes << "'";
-  return 0;
 }
 
 // Equal items whose origins lie at different nesting depths are different

@@ -5,9 +5,9 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <gtest/gtest.h>
 
-#include "fixtures.hpp"
 #include <pcre2.h>
 #include <utf8proc.h>
+#include "fixtures.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -277,8 +277,8 @@ TEST(RegexDfa, NoLetterDigitOrCaseBeyondPlaneThree) {
     const auto cat = utf8proc_category(c);
     const bool letter_or_number =
         cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_NO;  // L*, M*, N*
-    const bool mark = cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_MC ||
-                      cat == UTF8PROC_CATEGORY_ME;
+    const bool mark =
+        cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_MC || cat == UTF8PROC_CATEGORY_ME;
     if ((letter_or_number && !mark) || utf8proc_tolower(c) != c || utf8proc_toupper(c) != c) {
       ++found;
       ADD_FAILURE() << "U+" << std::hex << cp;

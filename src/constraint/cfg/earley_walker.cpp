@@ -60,6 +60,7 @@ int32_t EarleyWalker::name_set(size_t depth) {
   table_.resize(table_.size() + classes_, kUnknown);
   next_.push_back({});
   loops_.push_back({});
+  closed_.push_back(-1);
   return id;
 }
 
@@ -71,16 +72,97 @@ bool EarleyWalker::materialize(Earley& earley, Chart& chart, size_t depth) {
   return true;
 }
 
+// Whether every token below trie node i (state s, the set at `depth`)
+// fits: every byte below reads back into s, or the subtree is well-formed
+// UTF-8 from a character boundary, its ASCII bytes read back into s and s
+// reads every longer character back into itself.
+bool EarleyWalker::fits_below(Earley& earley, size_t depth, int32_t s,
+                              const TokenTrie::Bytes& below, uint8_t utf8) {
+  const ByteSet& loop = loops_[static_cast<size_t>(s)];
+  if (inside(below, loop)) return true;
+  if ((utf8 & 1) == 0) return false;
+  const TokenTrie::Bytes ascii = {below[0], below[1], 0, 0};
+  if (!inside(ascii, loop)) return false;
+  if (!materialize(earley, *chart_, depth)) return false;
+  return utf8_closed(earley, depth, s);
+}
+
+int32_t EarleyWalker::step_from(Earley& earley, size_t depth, int32_t from, uint8_t b) {
+  const auto& t = earley.tables();
+  const size_t slot = static_cast<size_t>(from) * classes_ + t.byte_class[b];
+  if (table_[slot] == kDead) return kDead;
+  // Always stepped, even when the table knows the answer: the next byte of
+  // the exploration needs this set in the chart.
+  Chart& chart = *chart_;
+  chart.truncate(base_ + depth + 1);
+  if (!next_[static_cast<size_t>(from)].has(b) || !earley.step(chart, b)) {
+    table_[slot] = kDead;
+    return kDead;
+  }
+  const int32_t child = name_set(depth + 1);
+  if (child == kNoName) return kNoName;
+  next_[static_cast<size_t>(child)] = earley.next_bytes(chart);
+  table_[slot] = child;
+  if (child == from) {
+    const ByteSet& cls = t.class_bytes[t.byte_class[b]];
+    for (size_t w = 0; w < 4; ++w) loops_[static_cast<size_t>(from)].w[w] |= cls.w[w];
+  }
+  return child;
+}
+
+// Reads on from state x (the set at `depth`) with the UTF-8 reader in state
+// `reader`, one byte of each class the reader allows; true when every way
+// is live and each character ends back in `home`.
+bool EarleyWalker::utf8_rest(Earley& earley, size_t depth, int32_t x, int reader, int32_t home) {
+  if (reader == 0) return x == home;
+  if (depth + 1 >= ids_.size()) return false;
+  ids_[depth] = x;
+  std::vector<uint8_t> seen(classes_, 0);
+  for (unsigned b = 0x80; b <= 0xBF; ++b) {
+    const int next = constraint::Utf8Reader::next(reader, static_cast<uint8_t>(b));
+    const uint8_t cls = earley.tables().byte_class[b];
+    if (next < 0 || seen[cls]) continue;
+    seen[cls] = 1;
+    const int32_t y = step_from(earley, depth, x, static_cast<uint8_t>(b));
+    if (y < 0 || !utf8_rest(earley, depth + 1, y, next, home)) return false;
+  }
+  return true;
+}
+
+bool EarleyWalker::utf8_closed(Earley& earley, size_t depth, int32_t s) {
+  int8_t& verdict = closed_[static_cast<size_t>(s)];
+  if (verdict >= 0) return verdict == 1;
+  bool ok = true;
+  // Lead bytes alike when their class and their reader state agree.
+  std::vector<uint8_t> seen(static_cast<size_t>(classes_) * constraint::Utf8Reader::kStates, 0);
+  for (unsigned b = 0xC2; b <= 0xF4 && ok; ++b) {
+    const int reader = constraint::Utf8Reader::next(0, static_cast<uint8_t>(b));
+    const size_t key = earley.tables().byte_class[b] * size_t{constraint::Utf8Reader::kStates} +
+                       static_cast<size_t>(reader);
+    if (seen[key]) continue;
+    seen[key] = 1;
+    ids_[depth] = s;
+    const int32_t t = step_from(earley, depth, s, static_cast<uint8_t>(b));
+    ok = t >= 0 && utf8_rest(earley, depth + 1, t, reader, s);
+  }
+  ids_[depth] = s;
+  chart_->truncate(base_ + depth + 1);
+  closed_[static_cast<size_t>(s)] = ok ? 1 : 0;  // name_set may have grown closed_
+  return ok;
+}
+
 void EarleyWalker::allow(const TokenTrie& trie, Earley& earley, Chart& chart,
                          std::span<const int32_t> lasting, std::span<uint32_t> mask) {
   const auto below = trie.bytes_below();
+  const auto utf8 = trie.utf8_below();
   const auto nodes = trie.nodes();
   const auto tokens = trie.tokens();
   chart_ = &chart;
   syms_ = earley.tables().syms.data();
   const auto& byte_class = earley.tables().byte_class;
   base_ = chart.sets() - 1;
-  const size_t depth_max = trie.max_depth() + 1;
+  // A UTF-8 exploration (utf8_closed) reads up to four bytes past a node.
+  const size_t depth_max = trie.max_depth() + 5;
   ids_.assign(depth_max, kNoName);
   path_.assign(depth_max, 0);
   depth_next_.assign(depth_max, {});
@@ -94,6 +176,7 @@ void EarleyWalker::allow(const TokenTrie& trie, Earley& earley, Chart& chart,
     table_.clear();
     next_.clear();
     loops_.clear();
+    closed_.clear();
     positional_ = false;
   }
   ids_[0] = name_set(0);
@@ -139,13 +222,12 @@ void EarleyWalker::allow(const TokenTrie& trie, Earley& earley, Chart& chart,
         i = n.end;
         continue;
       }
-      if (child >= 0 && inside(below[i], loops_[static_cast<size_t>(child)])) {
-        // Every byte below reads back into this state: all of it fits.
+      ids_[d] = child;
+      if (child >= 0 && fits_below(earley, d, child, below[i], utf8[i])) {
         for (const uint32_t id : trie.subtree_tokens(i)) mask[id >> 5] |= 1u << (id & 31);
         i = n.end;
         continue;
       }
-      ids_[d] = child;
       for (uint32_t k = 0; k < n.token_count; ++k) {
         const uint32_t id = tokens[n.first_token + k];
         mask[id >> 5] |= 1u << (id & 31);

@@ -37,8 +37,6 @@ class EarleyWalker {
 
  private:
   static constexpr int32_t kUnknown = -2, kDead = -1, kNoName = -3;
-  // Origin codes in a set's name; absolute origins (before the walk) are
-  // below 2^31.
   // Origin codes in a set's name: a lasting name (below 2^30), a position,
   // a walk name, this set.
   static constexpr uint64_t kAbsolute = uint64_t{1} << 30, kRef = uint64_t{2} << 30,
@@ -46,6 +44,16 @@ class EarleyWalker {
 
   int32_t name_set(size_t depth);
   bool materialize(Earley& earley, Chart& chart, size_t depth);
+  // The state after byte b from state `from`, whose set is the chart's at
+  // `depth`, stepped into the chart at depth + 1 and noted in the table;
+  // kDead or kNoName otherwise.
+  int32_t step_from(Earley& earley, size_t depth, int32_t from, uint8_t b);
+  // Whether state s, the set at `depth`, reads every UTF-8 character of two
+  // bytes or more back into itself, live after each byte.
+  bool utf8_closed(Earley& earley, size_t depth, int32_t s);
+  bool utf8_rest(Earley& earley, size_t depth, int32_t x, int reader, int32_t home);
+  bool fits_below(Earley& earley, size_t depth, int32_t s, const TokenTrie::Bytes& below,
+                  uint8_t utf8);
 
   size_t max_states_;
   static constexpr size_t kMaxEntries = size_t{1} << 18;  // table: 1 MiB a matcher
@@ -60,6 +68,7 @@ class EarleyWalker {
   uint32_t classes_ = 1;
   std::vector<ByteSet> next_;   // per state: the bytes it can read
   std::vector<ByteSet> loops_;  // per state: bytes known to lead back to it
+  std::vector<int8_t> closed_;  // per state: utf8_closed, -1 not yet known
   std::unordered_map<std::string, int32_t> names_;
   std::string key_;
   std::vector<uint64_t> items_;

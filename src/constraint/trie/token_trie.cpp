@@ -72,24 +72,44 @@ TokenTrie::TokenTrie(const Vocabulary& vocab) : vocab_size_(vocab.size()) {
 }
 
 std::span<const TokenTrie::Bytes> TokenTrie::bytes_below() const {
-  std::call_once(below_->once, [&] {
-    auto& below = below_->bytes;
-    below.resize(nodes_.size());
-    // Backward over the depth-first order, every node comes after its
-    // descendants and before its earlier siblings: acc[d] gathers the
-    // depth-d children of the node about to be met at depth d - 1.
-    std::vector<Bytes> acc(max_depth_ + 2, Bytes{});
-    for (size_t i = nodes_.size(); i-- > 0;) {
-      const size_t d = nodes_[i].depth;
-      below[i] = acc[d + 1];
-      acc[d + 1] = Bytes{};
-      if (i == 0) break;
-      Bytes& up = acc[d];
-      for (size_t w = 0; w < 4; ++w) up[w] |= below[i][w];
-      up[nodes_[i].byte >> 6] |= uint64_t{1} << (nodes_[i].byte & 63);
-    }
-  });
+  std::call_once(below_->once, [&] { make_below(); });
   return below_->bytes;
+}
+
+std::span<const uint8_t> TokenTrie::utf8_below() const {
+  std::call_once(below_->once, [&] { make_below(); });
+  return below_->utf8;
+}
+
+void TokenTrie::make_below() const {
+  auto& below = below_->bytes;
+  auto& utf8 = below_->utf8;
+  below.resize(nodes_.size());
+  utf8.resize(nodes_.size());
+  // Backward over the depth-first order, every node comes after its
+  // descendants and before its earlier siblings: acc[d] gathers the
+  // depth-d children of the node about to be met at depth d - 1 (bytes
+  // by OR, UTF-8 reader states that stay well-formed by AND).
+  std::vector<Bytes> acc(max_depth_ + 2, Bytes{});
+  std::vector<uint8_t> ok(max_depth_ + 2, 0xFF);
+  for (size_t i = nodes_.size(); i-- > 0;) {
+    const size_t d = nodes_[i].depth;
+    below[i] = acc[d + 1];
+    utf8[i] = ok[d + 1];
+    acc[d + 1] = Bytes{};
+    ok[d + 1] = 0xFF;
+    if (i == 0) break;
+    const uint8_t b = nodes_[i].byte;
+    Bytes& up = acc[d];
+    for (size_t w = 0; w < 4; ++w) up[w] |= below[i][w];
+    up[b >> 6] |= uint64_t{1} << (b & 63);
+    uint8_t states = 0;  // the states of the parent's reader this edge keeps well-formed
+    for (int s = 0; s < Utf8Reader::kStates; ++s) {
+      const int n = Utf8Reader::next(s, b);
+      if (n >= 0 && ((utf8[i] >> n) & 1)) states |= static_cast<uint8_t>(1u << s);
+    }
+    ok[d] &= states;
+  }
 }
 
 }  // namespace nextok::constraint

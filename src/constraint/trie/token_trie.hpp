@@ -15,6 +15,44 @@
 
 namespace nextok::constraint {
 
+// A UTF-8 reader's state: 0 at a character boundary; 1-3 continuation
+// bytes still due; 4-7 the second byte of E0, ED, F0, F4 sequences, whose
+// range is narrower. next() gives the state after byte b, or -1 when b
+// cannot come there (RFC 3629: no overlongs, surrogates or code points
+// past U+10FFFF).
+struct Utf8Reader {
+  static constexpr int kStates = 8;
+  static int next(int s, uint8_t b) noexcept {
+    const auto in = [b](unsigned lo, unsigned hi) { return b >= lo && b <= hi; };
+    switch (s) {
+      case 0:
+        if (b < 0x80) return 0;
+        if (in(0xC2, 0xDF)) return 1;
+        if (b == 0xE0) return 4;
+        if (b == 0xED) return 5;
+        if (in(0xE1, 0xEF)) return 2;
+        if (b == 0xF0) return 6;
+        if (in(0xF1, 0xF3)) return 3;
+        if (b == 0xF4) return 7;
+        return -1;
+      case 1:
+      case 2:
+      case 3:
+        return in(0x80, 0xBF) ? s - 1 : -1;
+      case 4:
+        return in(0xA0, 0xBF) ? 1 : -1;
+      case 5:
+        return in(0x80, 0x9F) ? 1 : -1;
+      case 6:
+        return in(0x90, 0xBF) ? 2 : -1;
+      case 7:
+        return in(0x80, 0x8F) ? 2 : -1;
+      default:
+        return -1;
+    }
+  }
+};
+
 class TokenTrie {
  public:
   // Every token with bytes except special ones (engines decide about those:
@@ -45,6 +83,11 @@ class TokenTrie {
   // use, thread-safe; 32 bytes a node.
   using Bytes = std::array<uint64_t, 4>;
   std::span<const Bytes> bytes_below() const;
+  // Per node, bit 0: every token's bytes after this node, read from a
+  // character boundary, are well-formed UTF-8 (a last character may be cut
+  // short). Other bits: the same from inside a character (Utf8Reader's
+  // states). Made with bytes_below().
+  std::span<const uint8_t> utf8_below() const;
 
   // Sets the mask bit of every token whose bytes the automaton accepts byte
   // by byte from `start`. Automaton: `bool step(const State&, uint8_t,
@@ -61,7 +104,9 @@ class TokenTrie {
   struct Below {
     std::once_flag once;
     std::vector<Bytes> bytes;
+    std::vector<uint8_t> utf8;
   };
+  void make_below() const;
   std::unique_ptr<Below> below_ = std::make_unique<Below>();
 };
 

@@ -166,8 +166,8 @@ static bool has_f16c() noexcept {
 
 const Kernels* avx2_kernels() noexcept {
 #if defined(NEXTOK_HAVE_QUANT_AVX2)
-  static const bool supported = __builtin_cpu_supports("avx2") != 0 &&
-                                __builtin_cpu_supports("fma") != 0 && has_f16c();
+  static const bool supported =
+      __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0 && has_f16c();
   return supported ? avx2_kernels_table() : nullptr;
 #else
   return nullptr;
