@@ -77,14 +77,17 @@ bool EarleyWalker::materialize(Earley& earley, Chart& chart, size_t depth) {
 // UTF-8 from a character boundary, its ASCII bytes read back into s and s
 // reads every longer character back into itself.
 bool EarleyWalker::fits_below(Earley& earley, size_t depth, int32_t s,
-                              const TokenTrie::Bytes& below, uint8_t utf8) {
+                              const TokenTrie::Bytes& below, uint8_t utf8, size_t subtree_nodes) {
   const ByteSet& loop = loops_[static_cast<size_t>(s)];
   if (inside(below, loop)) return true;
-  if ((utf8 & 1) == 0) return false;
   const TokenTrie::Bytes ascii = {below[0], below[1], 0, 0};
-  if (!inside(ascii, loop)) return false;
-  if (!materialize(earley, *chart_, depth)) return false;
-  return utf8_closed(earley, depth, s);
+  if ((utf8 & 1) == 0 || !inside(ascii, loop)) return false;
+  const int8_t verdict = closed_[static_cast<size_t>(s)];
+  if (verdict >= 0) return verdict == 1;
+  // The check costs a few dozen Earley steps once per state: worth it only
+  // where it may save walking a large subtree.
+  if (subtree_nodes < kUtf8CheckNodes) return false;
+  return materialize(earley, *chart_, depth) && utf8_closed(earley, depth, s);
 }
 
 int32_t EarleyWalker::step_from(Earley& earley, size_t depth, int32_t from, uint8_t b) {
@@ -223,7 +226,7 @@ void EarleyWalker::allow(const TokenTrie& trie, Earley& earley, Chart& chart,
         continue;
       }
       ids_[d] = child;
-      if (child >= 0 && fits_below(earley, d, child, below[i], utf8[i])) {
+      if (child >= 0 && fits_below(earley, d, child, below[i], utf8[i], n.end - i)) {
         for (const uint32_t id : trie.subtree_tokens(i)) mask[id >> 5] |= 1u << (id & 31);
         i = n.end;
         continue;

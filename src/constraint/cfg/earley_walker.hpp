@@ -53,7 +53,8 @@ class EarleyWalker {
   bool utf8_closed(Earley& earley, size_t depth, int32_t s);
   bool utf8_rest(Earley& earley, size_t depth, int32_t x, int reader, int32_t home);
   bool fits_below(Earley& earley, size_t depth, int32_t s, const TokenTrie::Bytes& below,
-                  uint8_t utf8);
+                  uint8_t utf8, size_t subtree_nodes);
+  static constexpr size_t kUtf8CheckNodes = 256;
 
   size_t max_states_;
   static constexpr size_t kMaxEntries = size_t{1} << 18;  // table: 1 MiB a matcher
