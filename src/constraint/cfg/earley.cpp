@@ -1,5 +1,6 @@
 #include "constraint/cfg/earley.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <map>
 #include <string>
@@ -63,6 +64,13 @@ EarleyTables::EarleyTables(const Cfg& g) : terminals(g.terminals) {
       }
     }
   }
+}
+
+void set_key(std::vector<uint64_t>& items, bool accepting, std::string& key) {
+  std::sort(items.begin(), items.end());
+  items.erase(std::unique(items.begin(), items.end()), items.end());
+  key.assign(reinterpret_cast<const char*>(items.data()), items.size() * sizeof(uint64_t));
+  key.push_back(static_cast<char>(accepting));
 }
 
 Earley::Earley(const EarleyTables& t, size_t max_items) : t_(t), max_items_(max_items) {

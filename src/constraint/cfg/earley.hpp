@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "constraint/cfg/cfg.hpp"
@@ -54,6 +55,11 @@ struct Chart {
     items.resize(begin.back());
   }
 };
+
+// The key that names an Earley set by content: its items as (position,
+// origin code) pairs, sorted and deduplicated in place, and whether it
+// accepts. Shared by the walker's names and the mask memo's.
+void set_key(std::vector<uint64_t>& items, bool accepting, std::string& key);
 
 class Earley {
  public:

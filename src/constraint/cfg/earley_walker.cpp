@@ -49,10 +49,7 @@ int32_t EarleyWalker::name_set(size_t depth) {
     }
     items_.push_back((uint64_t{it.pos} << 32) | origin);
   }
-  std::sort(items_.begin(), items_.end());
-  items_.erase(std::unique(items_.begin(), items_.end()), items_.end());
-  key_.assign(reinterpret_cast<const char*>(items_.data()), items_.size() * sizeof(uint64_t));
-  key_.push_back(static_cast<char>(c.accepting[ci]));
+  set_key(items_, c.accepting[ci] != 0, key_);
   if (auto it = names_.find(key_); it != names_.end()) return it->second;
   if (names_.size() >= max_states_ || table_.size() + classes_ > kMaxEntries) return kNoName;
   const auto id = static_cast<int32_t>(names_.size());

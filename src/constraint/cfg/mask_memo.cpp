@@ -26,10 +26,7 @@ int32_t MaskMemo::name(const EarleyTables& t, const Chart& c, size_t k,
     }
     items_.push_back((uint64_t{it.pos} << 32) | origin);
   }
-  std::sort(items_.begin(), items_.end());
-  items_.erase(std::unique(items_.begin(), items_.end()), items_.end());
-  key_.assign(reinterpret_cast<const char*>(items_.data()), items_.size() * sizeof(uint64_t));
-  key_.push_back(static_cast<char>(c.accepting[k]));
+  set_key(items_, c.accepting[k] != 0, key_);
   if (auto it = names_.find(key_); it != names_.end()) return it->second;
   const size_t cost = key_.size() + kNameOverhead;
   if (names_used_ + cost > names_budget_ || names_.size() >= (size_t{1} << 30)) return kNoName;
