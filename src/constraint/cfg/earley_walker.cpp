@@ -130,7 +130,7 @@ bool EarleyWalker::utf8_rest(Earley& earley, size_t depth, int32_t x, int reader
 }
 
 bool EarleyWalker::utf8_closed(Earley& earley, size_t depth, int32_t s) {
-  int8_t& verdict = closed_[static_cast<size_t>(s)];
+  const int8_t verdict = closed_[static_cast<size_t>(s)];  // a copy: name_set grows closed_
   if (verdict >= 0) return verdict == 1;
   bool ok = true;
   // Lead bytes alike when their class and their reader state agree.
