@@ -39,10 +39,10 @@ struct ConstraintLimits {
   size_t max_parse_items = 20000;
   // Memory a grammar (GBNF, Lark, regex, choice) may keep for masks it has
   // computed, shared by every matcher of the grammar (a state met again
-  // costs a copy, not a walk of the vocabulary): about 190 Llama-3.1 masks
-  // by default. Engines that cache many grammars pay it per grammar in
-  // use. 0 turns the memo off.
-  size_t grammar_mask_memo_bytes = 4u << 20;
+  // costs a copy, not a walk of the vocabulary): about 750 Llama-3.1 masks
+  // by default, least recently used out first. Paid per grammar in use: an
+  // engine that caches many grammars may want less. 0 turns the memo off.
+  size_t grammar_mask_memo_bytes = 16u << 20;
 };
 
 struct JsonConstraintOptions {
