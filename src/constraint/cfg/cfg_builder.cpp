@@ -25,17 +25,6 @@ void append_utf8(uint32_t cp, std::string& out) {
   }
 }
 
-uint32_t next_code_point(std::string_view s, size_t& k) {
-  const auto b0 = static_cast<uint8_t>(s[k]);
-  const size_t len = b0 < 0x80 ? 1 : b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : 4;
-  uint32_t cp = len == 1 ? b0 : (b0 & (0x7Fu >> len));
-  for (size_t j = 1; j < len && k + j < s.size(); ++j) {
-    cp = (cp << 6) | (static_cast<uint8_t>(s[k + j]) & 0x3F);
-  }
-  k += len;
-  return cp;
-}
-
 CfgBuilder::CfgBuilder(std::string_view src, const ConstraintLimits& limits)
     : src_(src), limits_(limits), t0_(std::chrono::steady_clock::now()) {}
 

@@ -76,8 +76,5 @@ class CfgBuilder {
 
 // UTF-8 of one code point, appended.
 void append_utf8(uint32_t cp, std::string& out);
-// The code point whose UTF-8 starts at s[k] (text the grammar readers made
-// valid), and k moved past it.
-uint32_t next_code_point(std::string_view s, size_t& k);
 
 }  // namespace nextok::constraint::cfg

@@ -87,6 +87,16 @@ bool EarleyWalker::fits_below(Earley& earley, size_t depth, int32_t s,
   return materialize(earley, *chart_, depth) && utf8_closed(earley, depth, s);
 }
 
+void EarleyWalker::record(const EarleyTables& t, int32_t from, uint8_t b, int32_t child) {
+  const uint8_t cls = t.byte_class[b];
+  table_[static_cast<size_t>(from) * classes_ + cls] = child;
+  if (child == from) {
+    // Every byte of the class reads back into this state.
+    auto& loop = loops_[static_cast<size_t>(from)];
+    for (size_t w = 0; w < 4; ++w) loop.w[w] |= t.class_bytes[cls].w[w];
+  }
+}
+
 int32_t EarleyWalker::step_from(Earley& earley, size_t depth, int32_t from, uint8_t b) {
   const auto& t = earley.tables();
   const size_t slot = static_cast<size_t>(from) * classes_ + t.byte_class[b];
@@ -102,11 +112,7 @@ int32_t EarleyWalker::step_from(Earley& earley, size_t depth, int32_t from, uint
   const int32_t child = name_set(depth + 1);
   if (child == kNoName) return kNoName;
   next_[static_cast<size_t>(child)] = earley.next_bytes(chart);
-  table_[slot] = child;
-  if (child == from) {
-    const ByteSet& cls = t.class_bytes[t.byte_class[b]];
-    for (size_t w = 0; w < 4; ++w) loops_[static_cast<size_t>(from)].w[w] |= cls.w[w];
-  }
+  record(earley.tables(), from, b, child);
   return child;
 }
 
@@ -207,13 +213,7 @@ void EarleyWalker::allow(const TokenTrie& trie, Earley& earley, Chart& chart,
           depth_next_[d] = nb;
         }
         if (parent >= 0 && child != kNoName) {
-          table_[slot] = child;
-          if (child == parent) {
-            // Every byte of the class reads back into this state.
-            const ByteSet& cls = earley.tables().class_bytes[byte_class[n.byte]];
-            auto& loop = loops_[static_cast<size_t>(parent)];
-            for (size_t w = 0; w < 4; ++w) loop.w[w] |= cls.w[w];
-          }
+          record(earley.tables(), parent, n.byte, child);
         }
       } else if (child >= 0) {
         depth_next_[d] = next_[static_cast<size_t>(child)];

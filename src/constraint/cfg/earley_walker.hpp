@@ -48,6 +48,9 @@ class EarleyWalker {
   // `depth`, stepped into the chart at depth + 1 and noted in the table;
   // kDead or kNoName otherwise.
   int32_t step_from(Earley& earley, size_t depth, int32_t from, uint8_t b);
+  // Notes in the table that byte b leads from `from` to `child` (a state),
+  // and in loops_ when it leads back.
+  void record(const EarleyTables& t, int32_t from, uint8_t b, int32_t child);
   // Whether state s, the set at `depth`, reads every UTF-8 character of two
   // bytes or more back into itself, live after each byte.
   bool utf8_closed(Earley& earley, size_t depth, int32_t s);

@@ -11,6 +11,7 @@
 #include "constraint/regex/dfa.hpp"
 #include "constraint/regex/regex_parser.hpp"
 #include "nextok/error.hpp"
+#include "vocab/utf8.hpp"
 
 namespace nextok::constraint::cfg {
 
@@ -369,7 +370,7 @@ class Compiler {
           return lexeme(seq, from, e, scope);
         }
         for (size_t k = 0; k < e.text.size();) {
-          const uint32_t cp = next_code_point(e.text, k);
+          const uint32_t cp = vocab::utf8_next(e.text, k);
           seq.push_back(b_.code_class(regex::case_closed({{cp, cp}}), false, e.at));
         }
         return lexeme(seq, from, e, scope);

@@ -1,5 +1,7 @@
 #include "constraint/cfg/lark_syntax.hpp"
 
+#include "vocab/utf8.hpp"
+
 namespace nextok::constraint::cfg::lark {
 
 namespace {
@@ -326,7 +328,7 @@ class Syntax {
 
   uint32_t single(const Expr& lit, size_t start) const {
     size_t k = 0;
-    const uint32_t v = lit.text.empty() ? 0 : next_code_point(lit.text, k);
+    const uint32_t v = lit.text.empty() ? 0 : vocab::utf8_next(lit.text, k);
     if (lit.text.empty() || k != lit.text.size()) {
       fail(start, "a range needs one-character strings");
     }
