@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "fixtures.hpp"
+#include "grammar_test_util.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -18,11 +19,13 @@
 #include "nextok/grammar.hpp"
 #include "nextok/mask.hpp"
 #include "nextok/tokenizer.hpp"
+#include "vocab/utf8.hpp"
 
 namespace {
 
 using nextok::Grammar;
 using nextok::GrammarConstraint;
+using nextok::grammar_test::bit;
 
 std::shared_ptr<const nextok::Vocabulary> llama_vocab() {
 #ifdef NEXTOK_TOKENIZERS_DIR
@@ -33,10 +36,6 @@ std::shared_ptr<const nextok::Vocabulary> llama_vocab() {
   if (!std::filesystem::exists(dir / "tokenizer.json")) return nullptr;
   static const auto vocab = nextok::load_vocabulary(dir);
   return vocab;
-}
-
-bool bit(const std::vector<uint32_t>& m, uint32_t id) {
-  return (m[id >> 5] >> (id & 31)) & 1u;
 }
 
 TEST(TokenTrie, BytesBelowAndSubtreeTokensFollowTheTokens) {
@@ -84,15 +83,54 @@ uint32_t token(const nextok::Vocabulary& v, std::string_view bytes) {
   return 0;
 }
 
-// utf8_below's bit 0 against a direct UTF-8 check of each token's bytes
-// after the node.
+// utf8_below's bit 0 against the tokenizer's own UTF-8 checks (not the
+// trie's reader): bytes are a well-formed start when everything but a cut
+// short last character is valid UTF-8.
 bool well_formed_prefix(std::string_view b) {
-  int s = 0;
-  for (unsigned char c : b) {
-    s = nextok::constraint::Utf8Reader::next(s, c);
-    if (s < 0) return false;
+  return nextok::vocab::utf8_first_invalid(b.substr(0, nextok::vocab::utf8_complete_prefix(b))) ==
+         std::string_view::npos;
+}
+
+// The trie's UTF-8 reader against the tokenizer's checks on every string of
+// one to three bytes, and on four-byte strings after each 4-byte lead.
+TEST(TokenTrie, Utf8ReaderAgreesWithTheTokenizersChecks) {
+  const auto reader_ok = [](std::string_view b) {
+    int st = 0;
+    for (unsigned char c : b) {
+      if ((st = nextok::constraint::Utf8Reader::next(st, c)) < 0) return false;
+    }
+    return true;
+  };
+  size_t checked = 0, bad = 0;
+  std::string b;
+  const auto check = [&] {
+    const bool want = well_formed_prefix(b), got = reader_ok(b);
+    if (want != got && ++bad <= 5) ADD_FAILURE() << "bytes " << ::testing::PrintToString(b);
+    ++checked;
+  };
+  for (unsigned x = 0; x < 256; ++x) {
+    for (unsigned y = 0; y <= 256; ++y) {
+      for (unsigned z = 0; z <= 256 && (y < 256 || z == 256); ++z) {
+        b.assign(1, static_cast<char>(x));
+        if (y < 256) b.push_back(static_cast<char>(y));
+        if (z < 256) b.push_back(static_cast<char>(z));
+        check();
+      }
+    }
   }
-  return true;
+  for (unsigned x = 0xF0; x <= 0xF4; ++x) {
+    for (unsigned y = 0x80; y <= 0xC0; ++y) {
+      for (unsigned z = 0x7F; z <= 0xC0; ++z) {
+        for (unsigned w = 0x7F; w <= 0xC0; ++w) {
+          b = {static_cast<char>(x), static_cast<char>(y), static_cast<char>(z),
+               static_cast<char>(w)};
+          check();
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0u);
+  EXPECT_GT(checked, 16000000u);
 }
 
 TEST(TokenTrie, Utf8BelowFollowsTheTokens) {
