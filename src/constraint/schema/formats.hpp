@@ -28,6 +28,8 @@
 //   text forms (1-4 hex digits per group, "::", embedded IPv4), no zone id.
 // - idn-hostname and idn-email: the ASCII patterns above (sound subsets).
 // - uuid: 8-4-4-4-12 hex digits in either case.
+// - duration: exactly the RFC 3339 appendix A grammar (no fractions, parts
+//   in order, upper case), which ISO 8601 readers accept too.
 // - regex: ECMA-262 syntax valid with and without the u flag and for
 //   Python's re, groups nested at most 3 deep (regex_format.cpp).
 #pragma once

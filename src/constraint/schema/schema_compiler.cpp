@@ -119,14 +119,27 @@ GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
       if (!neg.unsupported.empty()) unsupported(p.ptr + "/not", neg.unsupported);
       if (neg.everything) return {};
     }
-    if (auto it = p.j->find("dependencies"); it != p.j->end() && it->is_object()) {
-      for (const auto& [k, v] : it->items()) {
-        if (!v.is_array()) {
-          unsupported(p.ptr + "/dependencies/" + pointer_escape(k),
-                      "dependencies with a schema (dependentSchemas)");
-        }
-      }
+  }
+  // Schema-form dependencies: the union of their cases (which triggers are
+  // present), each with the schemas its present triggers bring in.
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (parts[k].done & kDepsDone) continue;
+    const std::vector<DependentCase>& cases = dependent_cases(parts[k]);
+    if (cases.empty()) continue;
+    GrammarNode alt;
+    alt.kind = NodeKind::kAnyOf;
+    for (const DependentCase& c : cases) {
+      std::vector<Part> sub = parts;
+      sub[k].done |= kDepsDone;
+      sub.push_back({c.test.get(), parts[k].ptr, 0});
+      sub.insert(sub.end(), c.schemas.begin(), c.schemas.end());
+      const uint32_t o = conj(std::move(sub), depth + 1);
+      if (!is_never(o)) alt.options.push_back(o);
     }
+    if (alt.options.empty()) return {};
+    merge_leaves(alt.options);
+    if (alt.options.size() == 1) return g_.nodes[alt.options[0]];
+    return alt;
   }
   // if/then/else on a discriminator: the union of its cases.
   for (size_t k = 0; k < parts.size(); ++k) {
@@ -302,6 +315,60 @@ const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
   if (required)
     add_case({{"type", "object"}, {"not", {{"required", json::array({key})}}}}, else_, "else");
   return if_cases_[p.j] = std::move(cases);
+}
+
+// A value satisfies `dependentSchemas: {t: S}` when it is not an object, or
+// is an object without t, or satisfies S. With triggers T, the cases are the
+// subsets P of T present: P empty takes non-objects and objects without any
+// trigger; otherwise an object with exactly P of T, and each schema of P.
+// The cases are disjoint by which triggers are present.
+const std::vector<Compiler::DependentCase>& Compiler::dependent_cases(const Part& p) {
+  if (auto it = dependent_cases_.find(p.j); it != dependent_cases_.end()) return it->second;
+  std::vector<std::pair<std::string, Part>> triggers;
+  for (const char* kw : {"dependentSchemas", "dependencies"}) {
+    auto it = p.j->find(kw);
+    if (it == p.j->end()) continue;
+    if (!it->is_object()) {
+      fail(ErrorCode::kInvalidArgument, p.ptr + "/" + kw, std::string(kw) + " must be an object");
+    }
+    for (const auto& [name, v] : it->items()) {
+      if (v.is_array() && std::string_view(kw) == "dependencies") continue;  // dependentRequired
+      if (v.is_boolean() && v.get<bool>()) continue;                             // no constraint
+      if (!v.is_object() && !v.is_boolean()) {
+        fail(ErrorCode::kInvalidArgument, p.ptr + "/" + kw + "/" + pointer_escape(name),
+             "a dependent schema must be an object or a boolean");
+      }
+      triggers.push_back({name, {&v, p.ptr + "/" + kw + "/" + pointer_escape(name), 0}});
+    }
+  }
+  std::vector<DependentCase> cases;
+  if (triggers.size() > kMaxDependentSchemas) {
+    unsupported(p.ptr + "/dependentSchemas",
+                "more than " + std::to_string(kMaxDependentSchemas) + " dependent schemas");
+    return dependent_cases_[p.j] = std::move(cases);  // lenient: ignored
+  }
+  for (size_t present = 0; !triggers.empty() && present < (size_t{1} << triggers.size());
+       ++present) {
+    json test = json::object();
+    json absent = json::object(), required = json::array();
+    DependentCase c;
+    for (size_t t = 0; t < triggers.size(); ++t) {
+      if (present >> t & 1) {
+        required.push_back(triggers[t].first);
+        c.schemas.push_back(triggers[t].second);
+      } else {
+        absent[triggers[t].first] = false;
+      }
+    }
+    if (!absent.empty()) test["properties"] = std::move(absent);
+    if (present) {
+      test["type"] = "object";
+      test["required"] = std::move(required);
+    }
+    c.test = std::make_shared<const json>(std::move(test));
+    cases.push_back(std::move(c));
+  }
+  return dependent_cases_[p.j] = std::move(cases);
 }
 
 GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {

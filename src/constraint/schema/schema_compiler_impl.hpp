@@ -34,8 +34,8 @@ using json = nlohmann::json;
 
 // Keywords that constrain but are not enforced: strict mode rejects them.
 inline constexpr const char* kUnsupported[] = {
-    "contains",         "minContains", "maxContains",  "dependentSchemas", "unevaluatedProperties",
-    "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
+    "contains",         "minContains",   "maxContains",   "unevaluatedProperties",
+    "unevaluatedItems", "$dynamicRef",   "$recursiveRef"};
 
 // The distinct options of an anyOf through nested anyOf (what the matcher
 // forks into at its first byte).
@@ -68,7 +68,7 @@ class Compiler {
   // kExpanded: the part's $ref and allOf are among the parts already. Without
   // it, flattening a conjunction again would add the $ref target afresh,
   // undoing which of its alternatives were distributed.
-  enum : uint32_t { kAnyOfDone = 1, kOneOfDone = 2, kExpanded = 4, kIfDone = 8 };
+  enum : uint32_t { kAnyOfDone = 1, kOneOfDone = 2, kExpanded = 4, kIfDone = 8, kDepsDone = 16 };
   struct Part {
     const json* j;
     std::string ptr;  // JSON pointer, for errors
@@ -175,6 +175,14 @@ class Compiler {
     std::string keyword;
   };
   const std::vector<Case>& if_cases(const Part& p);
+  // dependentSchemas (and dependencies' schema form): one case per set of
+  // triggers present, with the schemas those triggers bring in.
+  struct DependentCase {
+    std::shared_ptr<const json> test;  // which triggers are present, which absent
+    std::vector<Part> schemas;         // the present triggers' schemas
+  };
+  const std::vector<DependentCase>& dependent_cases(const Part& p);
+  static constexpr size_t kMaxDependentSchemas = 5;
   GrammarNode plain(std::vector<Part>& parts, size_t depth);
   // Many lexeme alternatives become one leaf (their DFAs' union), so the
   // matcher reads them as one lexeme instead of carrying a configuration
@@ -241,6 +249,7 @@ class Compiler {
   std::map<Key, uint32_t> memo_;
   // Per if-bearing schema, its cases (kept so recursion meets the same parts).
   std::map<const json*, std::vector<Case>> if_cases_;
+  std::map<const json*, std::vector<DependentCase>> dependent_cases_;
   // Per anyOf/oneOf array: its value-only branches as one enum.
   std::map<const json*, ValueSplit> value_splits_;
   std::map<const json*, std::unique_ptr<const json>> key_one_ofs_;

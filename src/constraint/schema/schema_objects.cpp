@@ -119,7 +119,7 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
       if (!it->is_object())
         fail(ErrorCode::kInvalidArgument, p.ptr + "/" + kw, std::string(kw) + " must be an object");
       for (const auto& [k, v] : it->items()) {
-        if (!v.is_array()) continue;  // a schema: refused in build()
+        if (!v.is_array()) continue;  // a schema: its cases are built in build()
         std::vector<std::string> list;
         for (const auto& r : v) {
           if (!r.is_string()) {

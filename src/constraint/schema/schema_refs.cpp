@@ -72,11 +72,23 @@ std::string resolve_uri(const std::string& base, const std::string& ref) {
 
 SchemaRefs::SchemaRefs(const json& root) : root_(root) {
   if (root.is_object()) {
-    if (auto it = root.find("$id"); it != root.end() && it->is_string())
-      root_base_ = resolve_uri("", it->get<std::string>());
+    if (auto it = root.find("$schema"); it != root.end() && it->is_string()) {
+      const std::string uri = it->get<std::string>();
+      legacy_id_ =
+          uri.find("draft-04") != std::string::npos || uri.find("draft-03") != std::string::npos;
+    }
+    if (const json* id = id_of(root)) root_base_ = resolve_uri("", id->get<std::string>());
   }
   root_base_ = root_base_.substr(0, root_base_.find('#'));
   index(root, "", root_base_, 0);
+}
+
+const json* SchemaRefs::id_of(const json& j) const {
+  for (const char* kw : {"$id", "id"}) {
+    if (kw[0] == 'i' && !legacy_id_) break;  // draft-04 spells it `id`
+    if (auto it = j.find(kw); it != j.end() && it->is_string()) return &*it;
+  }
+  return nullptr;
 }
 
 void SchemaRefs::index(const json& j, const std::string& ptr, const std::string& parent_base,
@@ -84,10 +96,15 @@ void SchemaRefs::index(const json& j, const std::string& ptr, const std::string&
   if (depth > 1024) bad(ptr, "schema nesting is deeper than 1024");
   std::string base = parent_base;
   if (j.is_object()) {
-    if (auto it = j.find("$id"); it != j.end() && it->is_string()) {
-      base = resolve_uri(parent_base, it->get<std::string>());
-      base = base.substr(0, base.find('#'));
-      ids_.emplace(base, std::pair{&j, ptr});
+    if (const json* id = id_of(j)) {
+      const std::string full = resolve_uri(parent_base, id->get<std::string>());
+      base = full.substr(0, full.find('#'));
+      // "#name" (draft-04 to 07) names the subschema as $anchor does; a
+      // bare fragment leaves the base as it is.
+      const std::string frag = full.substr(std::min(full.size(), base.size() + 1));
+      if (!frag.empty() && frag[0] != '/') anchors_.emplace(full, std::pair{&j, ptr});
+      if (base != parent_base || !id->get<std::string>().starts_with('#'))
+        ids_.emplace(base, std::pair{&j, ptr});
     }
     base_of_[&j] = base;
     for (const char* kw : {"$anchor", "$dynamicAnchor"}) {

@@ -1,5 +1,6 @@
 // $ref resolution inside one schema document: JSON pointers ("#/$defs/a"),
-// $anchor names ("#name") and $id-identified subschemas, with references
+// $anchor names ("#name", and `$id: "#name"`) and $id-identified subschemas
+// (`id` in draft-04 documents), with references
 // resolved against the base URI in scope (RFC 3986, without dot-segment
 // subtleties). Remote documents are not fetched: such a $ref is a clear
 // error, never a guess.
@@ -25,6 +26,9 @@ class SchemaRefs {
  private:
   void index(const nlohmann::json& j, const std::string& ptr, const std::string& base,
              size_t depth);
+  // The subschema's base-URI keyword: `$id`, or `id` in draft-04/03 documents.
+  const nlohmann::json* id_of(const nlohmann::json& j) const;
+  bool legacy_id_ = false;
   const nlohmann::json& root_;
   std::string root_base_;
   std::map<std::string, std::pair<const nlohmann::json*, std::string>> ids_, anchors_;
