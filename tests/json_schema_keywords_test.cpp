@@ -569,6 +569,34 @@ TEST(JsonSchemaKeywords, IfThenElseOnADiscriminator) {
             "unsupported /if");
 }
 
+// The wider `if` forms: not (branches swapped), type object (non-objects take
+// else), anyOf and several keywords in the property test (De Morgan),
+// required alone, patterns. Every verdict below is Python jsonschema's.
+TEST(JsonSchemaKeywords, IfThenElseWiderTests) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"if":{"not":{"properties":{"auth":{"const":null}}}},
+                    "then":{"required":["user"]}})",
+                {"{}", R"({"auth":null})", R"({"auth":"basic","user":"u"})", "3"},
+                {R"({"auth":"basic"})"});
+  expect_schema(R"({"if":{"type":"object","properties":{"name":{"type":"string","const":"add"}}},
+                    "then":{"required":["v"]},"else":{"type":["object","string"]}})",
+                {R"({"name":"add","v":1})", R"({"name":"rm"})", R"("s")", R"({"name":1})"},
+                {R"({"name":"add"})", "{}", "3", "null"});
+  expect_schema(R"({"properties":{"type":{"type":["string","null"]}},
+                    "if":{"properties":{"type":{"anyOf":[{"const":"run"},{"type":"null"}]}}},
+                    "then":{"required":["cmd"]},"else":{"required":["uses"]}})",
+                {R"({"cmd":1})", R"({"type":"run","cmd":1})", R"({"type":null,"cmd":1})",
+                 R"({"type":"x","uses":2})"},
+                {R"({"type":"x","cmd":1})", R"({"type":"run","uses":1})", R"({"type":null})"});
+  expect_schema(R"({"if":{"required":["a"]},"then":{"required":["b"]},
+                    "else":{"properties":{"b":false}}})",
+                {R"({"a":1,"b":2})", "{}", R"({"c":1})", "1"}, {R"({"a":1})", R"({"b":1})"});
+  expect_schema(R"({"if":{"properties":{"url":{"pattern":"^https:"}},"required":["url"]},
+                    "then":{"required":["cert"]}})",
+                {R"({"url":"https://x","cert":1})", R"({"url":"http://x"})", "{}"},
+                {R"({"url":"https://x"})"});
+}
+
 TEST(JsonSchemaKeywords, AllOf) {
   SCHEMA_TEST_NEEDS_LLAMA();
   expect_schema(R"({"allOf":[{"properties":{"a":{"type":"integer"}},"required":["a"]},

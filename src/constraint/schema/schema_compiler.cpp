@@ -258,62 +258,91 @@ void Compiler::merge_leaves(std::vector<uint32_t>& options) {
 
 // --- values ----------------------------------------------------------------
 
-// if: {properties: {k: D}, required?: [k]} where `not: D` is enforceable
-// (a const, enum or type test): (if ∧ then) ∨ (¬if ∧ else) as cases.
-// JSON Schema's `properties` and `required` hold for non-objects, so a
-// non-object takes `then`; an object takes `then` when k matches D (or is
-// absent and not required), else `else`.
+// if: {properties: {k: D}, required?: [k], type?: object} where `not: D` is
+// enforceable (negated_schema: const, enum, type, pattern tests and their
+// anyOf/allOf), or if: {required: [k]}, or if: {not: such a test} (the
+// branches swapped): (if ∧ then) ∨ (¬if ∧ else) as cases. JSON Schema's
+// `properties` and `required` hold for non-objects, so a non-object takes
+// `then` (`else` when the test asks for an object); an object takes `then`
+// when k matches D (or is absent and not required), else `else`.
 const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
   if (auto it = if_cases_.find(p.j); it != if_cases_.end()) return it->second;
-  const json& test = p.j->at("if");
+  const json* test = &p.j->at("if");
   const json* then_ = p.j->contains("then") ? &p.j->at("then") : nullptr;
   const json* else_ = p.j->contains("else") ? &p.j->at("else") : nullptr;
+  const char* then_kw = "then";
+  const char* else_kw = "else";
+  // if: {not: s} is if: s with the branches swapped.
+  auto only_not = [](const json& t) {
+    if (!t.is_object() || !t.contains("not")) return false;
+    for (const auto& [k, v] : t.items())
+      if (k != "not" && k != "title" && k != "description" && k != "$comment") return false;
+    return true;
+  };
+  while (only_not(*test)) {
+    test = &(*test)["not"];
+    std::swap(then_, else_);
+    std::swap(then_kw, else_kw);
+  }
   std::string key;
   const json* d = nullptr;
-  bool required = false, shape = test.is_object();
+  bool required = false, shape = test->is_object(), objects_only = false;
   static const json kNothing = json::object();
-  if (test.is_boolean()) {  // if: true / false picks a branch outright
+  static const json kTrue = true;
+  if (test->is_boolean()) {  // if: true / false picks a branch outright
     std::vector<Case> one = {{std::make_shared<const json>(json::object()),
-                              test.get<bool>() ? then_ : else_,
-                              test.get<bool>() ? "then" : "else"}};
+                              test->get<bool>() ? then_ : else_,
+                              test->get<bool>() ? then_kw : else_kw}};
     return if_cases_[p.j] = std::move(one);
   }
-  for (const auto& [kw, v] : (shape ? test : kNothing).items()) {
+  for (const auto& [kw, v] : (shape ? *test : kNothing).items()) {
     if (kw == "properties" && v.is_object() && v.size() == 1) {
       key = v.begin().key();
       d = &v.begin().value();
     } else if (kw == "required" && v.is_array() && v.size() == 1 && v[0].is_string()) {
       required = true;
+    } else if (kw == "type" && v == "object") {
+      objects_only = true;  // non-objects fail the test
     } else if (kw != "title" && kw != "description" && kw != "$comment") {
       shape = false;
     }
   }
-  if (shape && required) shape = d && test["required"][0] == key;
-  if (shape && d) {
-    const Negation neg = negation_of(*d, p.ptr + "/if/properties");
-    shape = neg.unsupported.empty() && !neg.everything && !neg.twice;
+  if (shape && required) {
+    if (!d) {  // if: {required: [k]}: the property's presence alone
+      key = (*test)["required"][0].get<std::string>();
+      d = &kTrue;
+    }
+    shape = (*test)["required"][0] == key;
   }
+  std::optional<json> not_d;
+  if (shape && d) not_d = negated_schema(*d, p.ptr + "/if/properties");
   std::vector<Case> cases;
-  if (!shape || !d) {
+  if (!shape || !d || !not_d) {
     unsupported(p.ptr + "/if",
-                "if other than a test of one property against a const, enum or type");
+                "if other than a test of one property against a const, enum, type or pattern");
     cases.push_back(
         {std::make_shared<const json>(json::object()), nullptr, "if"});  // lenient: ignored
     return if_cases_[p.j] = std::move(cases);
   }
   const json props = {{key, *d}};
-  const json not_props = {{key, {{"not", *d}}}};
+  const json not_props = {{key, std::move(*not_d)}};
   auto add_case = [&](json t, const json* branch, const char* kw) {
     cases.push_back({std::make_shared<const json>(std::move(t)), branch, kw});
   };
-  add_case({{"not", {{"type", "object"}}}}, then_, "then");
+  // `properties` and `required` hold for non-objects: they take then,
+  // unless the test also asks for an object.
+  if (objects_only) {
+    add_case({{"not", {{"type", "object"}}}}, else_, else_kw);
+  } else {
+    add_case({{"not", {{"type", "object"}}}}, then_, then_kw);
+  }
   json taken = {{"type", "object"}, {"properties", props}};
   if (required) taken["required"] = json::array({key});
-  add_case(std::move(taken), then_, "then");
+  add_case(std::move(taken), then_, then_kw);
   add_case({{"type", "object"}, {"required", json::array({key})}, {"properties", not_props}}, else_,
-           "else");
+           else_kw);
   if (required)
-    add_case({{"type", "object"}, {"not", {{"required", json::array({key})}}}}, else_, "else");
+    add_case({{"type", "object"}, {"not", {{"required", json::array({key})}}}}, else_, else_kw);
   return if_cases_[p.j] = std::move(cases);
 }
 

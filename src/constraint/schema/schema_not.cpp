@@ -131,4 +131,37 @@ Negation negation_of(const json& n, const std::string& ptr) {
   return out;
 }
 
+std::optional<json> negated_schema(const json& s, const std::string& ptr) {
+  if (s.is_boolean()) return json(!s.get<bool>());
+  if (!s.is_object()) return std::nullopt;
+  const Negation neg = negation_of(s, ptr);
+  if (neg.unsupported.empty()) {
+    if (neg.everything) return json(false);
+    if (neg.twice) return s["not"];
+    return json{{"not", s}};
+  }
+  const std::string kw = sole_keyword(s);
+  if ((kw == "anyOf" || kw == "allOf") && s[kw].is_array() && !s[kw].empty()) {
+    json parts = json::array();
+    for (const auto& x : s[kw]) {
+      auto n = negated_schema(x, ptr);
+      if (!n) return std::nullopt;
+      parts.push_back(std::move(*n));
+    }
+    return json{{kw == "anyOf" ? "allOf" : "anyOf", std::move(parts)}};
+  }
+  if (kw != "+") return std::nullopt;
+  // Keywords that each constrain on their own: not (A and B) = not A or not B.
+  json parts = json::array();
+  for (const auto& [k, v] : s.items()) {
+    if (annotation(k)) continue;
+    if (k != "type" && k != "enum" && k != "const" && k != "pattern" && k != "required")
+      return std::nullopt;
+    auto n = negated_schema(json{{k, v}}, ptr);
+    if (!n) return std::nullopt;
+    parts.push_back(std::move(*n));
+  }
+  return json{{"anyOf", std::move(parts)}};
+}
+
 }  // namespace nextok::constraint

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,11 @@ struct Negation {
 
 // What `not: n` excludes; `ptr` points at the `not` for errors.
 Negation negation_of(const nlohmann::json& n, const std::string& ptr);
+
+// A schema equal to `not: s` built only from the forms above, or nullopt:
+// s itself negatable; anyOf / allOf of negatable schemas (De Morgan); or
+// several independent keywords (type, enum, const, pattern, required) each
+// negatable, as the anyOf of their negations.
+std::optional<nlohmann::json> negated_schema(const nlohmann::json& s, const std::string& ptr);
 
 }  // namespace nextok::constraint
