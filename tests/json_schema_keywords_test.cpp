@@ -237,6 +237,19 @@ TEST(JsonSchemaKeywords, EnumScalars) {
   // The type filters the values.
   expect_schema(R"({"type":"string","enum":["a",1,null]})", {R"("a")"}, {"1", "null"});
   expect_schema(R"({"type":"integer","enum":[1,1.5,"x"]})", {"1"}, {"1.5", R"("x")"});
+  // Large values as Python and nlohmann write them (verdicts from jsonschema):
+  // json.dumps gives 9007199254740992.0, nlohmann 9.007199254740992e+15.
+  expect_schema(R"({"enum":[9007199254740992.0]})",
+                {"9007199254740992.0", "9007199254740992", "9.007199254740992e+15",
+                 "9007199254740992.00"},
+                {"9007199254740993", "9007199254740991"});
+  expect_schema(R"({"enum":[9007199254740992]})", {"9007199254740992.0", "9007199254740992"},
+                {"9007199254740991.0"});
+  // A literal no double holds exactly equals no spelling with a point.
+  expect_schema(R"({"enum":[12345678901234567890]})", {"12345678901234567890"},
+                {"12345678901234567890.0", "1.2345678901234567e+19"});
+  expect_schema(R"({"const":1e16})", {"1e+16", "10000000000000000", "10000000000000000.0"},
+                {"1e+15"});
 }
 
 TEST(JsonSchemaKeywords, ConstValues) {

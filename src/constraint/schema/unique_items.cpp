@@ -1,7 +1,10 @@
 #include "constraint/schema/unique_items.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "nextok/error.hpp"
 
@@ -15,27 +18,83 @@ bool is_integral(const json& v) {
   return std::isfinite(d) && d == std::floor(d);
 }
 
+namespace {
+
+std::string escape_number(const std::string& text) {
+  std::string out;  // the regex specials of a number text
+  for (char c : text) {
+    if (c == '.' || c == '+') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// Python's repr of a double, what json.dumps writes: the shortest digits
+// that read back, positional for decimal exponents in [-4, 16), else
+// d.ddde±XX (nlohmann's dump switches to exponents at other points).
+std::string python_float_text(double d) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  const std::string sci(buf, r.ptr);
+  const size_t e = sci.find('e');
+  const int exp = e == std::string::npos ? 0 : std::atoi(sci.c_str() + e + 1);
+  if (exp < -4 || exp >= 16) return sci;
+  r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
+  std::string fixed(buf, r.ptr);
+  if (fixed.find('.') == std::string::npos) fixed += ".0";
+  return fixed;
+}
+
+}  // namespace
+
+std::vector<std::string> number_texts(const json& v) {
+  std::vector<std::string> out{v.dump()};
+  if (v.is_number_float() && std::isfinite(v.get<double>())) {
+    const double d = v.get<double>();
+    out.push_back(python_float_text(d));
+    // An integral double's exact value in digits: equal to it as a number.
+    if (d == std::floor(d) && std::abs(d) < 1e300) {
+      char buf[320];
+      std::snprintf(buf, sizeof buf, "%.0f", d);
+      out.push_back(buf);
+    }
+  }
+  std::sort(out.begin() + 1, out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::string number_spellings(const json& v, bool integral) {
   if (integral && std::abs(v.get<double>()) < 9007199254740992.0) {
     const auto i = static_cast<long long>(v.get<double>());
     const std::string digits = std::to_string(i < 0 ? -i : i);
     return (i < 0 ? "-" : i == 0 ? "-?" : "") + digits + "(\\.0+)?";
   }
-  std::string text = v.dump();
-  if (text.find_first_of("eE") != std::string::npos) {
-    std::string out;  // escape the regex specials of a number text
-    for (char c : text) {
-      if (c == '.' || c == '+') out += '\\';
-      out += c;
-    }
-    return out;
+  // Larger or fractional values: each writer's text (plain ones with any
+  // number of trailing zeros after the point).
+  // An integer literal N also equals N.0 when N converts to a double exactly.
+  bool exact = v.is_number_float();
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<uint64_t>();
+    const auto d = static_cast<double>(u);
+    exact = d < 18446744073709551616.0 && static_cast<uint64_t>(d) == u;
+  } else if (v.is_number_integer()) {
+    const auto i = v.get<int64_t>();
+    const auto d = static_cast<double>(i);
+    exact = d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
+            static_cast<int64_t>(d) == i;
   }
-  std::string out;
-  for (char c : text) {
-    if (c == '.') out += '\\';
-    out += c;
+  std::vector<std::string> alts;
+  for (const std::string& text : number_texts(v)) {
+    std::string re = escape_number(text);
+    if (text.find_first_of("eE") == std::string::npos)
+      re += text.find('.') == std::string::npos ? (exact ? "(\\.0+)?" : "") : "0*";
+    if (std::find(alts.begin(), alts.end(), re) == alts.end()) alts.push_back(std::move(re));
   }
-  return text.find('.') == std::string::npos ? out : out + "0*";
+  if (alts.size() == 1) return alts[0];
+  std::string out = "(?:";
+  for (size_t k = 0; k < alts.size(); ++k) out += (k ? "|" : "") + alts[k];
+  return out + ")";
 }
 
 namespace {
@@ -57,7 +116,7 @@ uint32_t code_points(const std::string& s) {
 
 bool leaf_accepts(const Grammar& g, const GrammarNode& leaf, const json& v) {
   const Dfa& d = *g.dfas[leaf.dfa];
-  std::vector<std::string> texts{v.dump()};
+  std::vector<std::string> texts = v.is_number() ? number_texts(v) : std::vector{v.dump()};
   if (v.is_number_float() && is_integral(v) && std::abs(v.get<double>()) < 9007199254740992.0)
     texts.push_back(std::to_string(static_cast<long long>(v.get<double>())));
   for (const auto& t : texts) {

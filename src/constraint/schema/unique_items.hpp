@@ -18,8 +18,14 @@ namespace nextok::constraint {
 inline constexpr size_t kMaxUniqueValues = 63;
 
 // A regex for the spellings of number v that JSON Schema counts as equal:
-// 2, 2.0 and 2.00 for an integer value; trailing zeros for a fraction.
+// 2, 2.0 and 2.00 for an integer value; trailing zeros for a fraction;
+// for large or fractional doubles every writer's text (number_texts), so
+// 9007199254740992.0 is read as Python and nlohmann write it.
 std::string number_spellings(const nlohmann::json& v, bool integral);
+
+// The texts writers give a JSON number: nlohmann's dump, Python's repr
+// (json.dumps) and, for an integral double, its exact digits.
+std::vector<std::string> number_texts(const nlohmann::json& v);
 
 // Whether a JSON number is integral (2, 2.0).
 bool is_integral(const nlohmann::json& v);
