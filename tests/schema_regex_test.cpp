@@ -5,6 +5,8 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cctype>
 #include <chrono>
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include "constraint/regex/dfa.hpp"
 #include "constraint/schema/formats.hpp"
 #include "constraint/schema/number_ranges.hpp"
+#include "constraint/schema/schema_types.hpp"
 #include "nextok/error.hpp"
 
 namespace {
@@ -502,6 +505,28 @@ std::string random_match(const Dfa& d, const std::vector<int>& dist, std::mt1993
     out += static_cast<char>(b);
     s = d.next(s, b);
   }
+}
+
+// The remainder automaton against integer arithmetic, every integer in a
+// range (plain and with ".0"), for divisors small and at the limit.
+TEST(SchemaMultipleOf, DfaMatchesDivisibility) {
+  for (int64_t k : {2, 3, 7, 16, 999, 1000}) {
+    const auto d = nextok::constraint::multiple_of_dfa(nlohmann::json(k));
+    ASSERT_TRUE(d.has_value()) << k;
+    for (int64_t i = -2100; i <= 2100; ++i) {
+      const std::string text = std::to_string(i);
+      EXPECT_EQ(d->matches(text), i % k == 0) << k << " " << text;
+      EXPECT_EQ(d->matches(text + ".00"), i % k == 0) << k << " " << text;
+      EXPECT_FALSE(d->matches(text + ".5")) << k << " " << text;
+    }
+    EXPECT_FALSE(d->matches("01"));
+    EXPECT_FALSE(d->matches(""));
+    EXPECT_FALSE(d->matches("0."));
+  }
+  EXPECT_FALSE(nextok::constraint::multiple_of_dfa(nlohmann::json(1)).has_value());
+  EXPECT_FALSE(nextok::constraint::multiple_of_dfa(nlohmann::json(1001)).has_value());
+  EXPECT_FALSE(nextok::constraint::multiple_of_dfa(nlohmann::json(2.5)).has_value());
+  EXPECT_TRUE(nextok::constraint::multiple_of_dfa(nlohmann::json(6.0)).has_value());
 }
 
 TEST(SchemaRegexFormats, ValidAndInvalidExamples) {

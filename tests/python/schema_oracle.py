@@ -32,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from collections import Counter
 from collections.abc import Iterator
@@ -590,8 +591,12 @@ def build_case(name: str, schema: Any, count: int, seed: int, timeout_s: float,
         # The second generator: valid draws beyond hypothesis's, up to `count` more.
         known = {json.dumps(v, sort_keys=True) for v in good}
         extra = 0
+        # Validation of large draws against large schemas is the slow part.
+        deadline = time.monotonic() + timeout_s
         for v in sample_instances(schema, count, seed, timeout_s=timeout_s / 2):
             k = json.dumps(v, sort_keys=True)
+            if time.monotonic() > deadline or len(k) > 20000:
+                continue
             if extra < count and k not in known and is_valid_both(check, v):
                 known.add(k)
                 good.append(v)
@@ -602,8 +607,11 @@ def build_case(name: str, schema: Any, count: int, seed: int, timeout_s: float,
     for v in good:
         case.valid.extend(spellings(v, rng))
     bad: list[str] = []
+    deadline = time.monotonic() + 2 * timeout_s
     for v in good:
         for m in mutations(v, rng):
+            if time.monotonic() > deadline:
+                break
             if is_valid_both(check, m) is False:
                 bad.append(json.dumps(m, ensure_ascii=False))
                 if len(bad) >= 2 * count:

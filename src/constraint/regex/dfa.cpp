@@ -447,6 +447,16 @@ DfaPredecessors Dfa::predecessors_of(std::span<const int32_t> table, size_t stat
   return p;
 }
 
+Dfa Dfa::from_table(std::vector<int32_t> table, const std::vector<uint8_t>& accepting) {
+  Dfa d;
+  d.table_ = std::move(table);
+  std::vector<std::vector<uint32_t>> labels(accepting.size());
+  for (size_t k = 0; k < accepting.size(); ++k)
+    if (accepting[k]) labels[k] = {0};
+  d.finish(labels);
+  return d;
+}
+
 void Dfa::finish(const std::vector<std::vector<uint32_t>>& labels) {
   const size_t n = labels.size();
   accepting_.assign(n, 0);

@@ -78,6 +78,9 @@ class Dfa {
   static Dfa restrict(const Dfa& a, const Dfa& b, size_t max_states = 10000);
   // Strings a accepts and b does not; labels are dropped.
   static Dfa subtract(const Dfa& a, const Dfa& b, size_t max_states = 10000);
+  // From a transition table (states × 256, kDead for none) whose start is
+  // state 0, with the accepting states marked; dead states are removed.
+  static Dfa from_table(std::vector<int32_t> table, const std::vector<uint8_t>& accepting);
   // No string at all is accepted.
   bool empty() const noexcept { return start_ == kDead; }
 

@@ -523,15 +523,19 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
   bool bounded = false;
   for (const auto& p : parts) bounded |= b.add(*p.j, p.ptr);
   std::optional<std::string> multiple_re;
+  std::optional<Dfa> multiple_dfa;
   for (const auto& p : parts) {
     auto it = p.j->find("multipleOf");
     if (it == p.j->end()) continue;
     if (!it->is_number() || it->get<double>() <= 0) {
       fail(ErrorCode::kInvalidArgument, p.ptr + "/multipleOf", "multipleOf must be a number > 0");
     }
-    if (auto re = multiple_of_regex(*it, integer)) {
-      if (multiple_re) unsupported(p.ptr + "/multipleOf", "several multipleOf");
+    if (multiple_re || multiple_dfa) {
+      unsupported(p.ptr + "/multipleOf", "several multipleOf");
+    } else if (auto re = multiple_of_regex(*it, integer)) {
       multiple_re = re;
+    } else if (auto md = multiple_of_dfa(*it)) {
+      multiple_dfa = std::move(md);
     } else {
       unsupported(p.ptr + "/multipleOf", "multipleOf " + it->dump());
     }
@@ -541,7 +545,7 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
     return std::any_of(n.values.begin(), n.values.end(),
                        [](const json& v) { return v.is_number(); });
   });
-  if (!bounded && !multiple_re && !excludes)
+  if (!bounded && !multiple_re && !multiple_dfa && !excludes)
     return leaf(integer ? (draft4_ ? kStrictIntegerDfa : kIntegerDfa) : kNumberDfa);
   RegexOptions ro;
   ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
@@ -556,6 +560,10 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
   if (multiple_re) {
     d = std::make_shared<const Dfa>(
         Dfa::intersect(*d, Dfa::compile(*multiple_re, ro), ro.max_states));
+    x.shared = false;
+  }
+  if (multiple_dfa) {
+    d = std::make_shared<const Dfa>(Dfa::intersect(*d, *multiple_dfa, ro.max_states));
     x.shared = false;
   }
   if (integer && draft4_) {

@@ -123,6 +123,47 @@ bool number_satisfies(const json& s, const json& v) {
   return true;
 }
 
+std::optional<Dfa> multiple_of_dfa(const json& m) {
+  uint64_t k = 0;
+  if (m.is_number_unsigned() || m.is_number_integer()) {
+    if (m.get<int64_t>() < 2 || static_cast<uint64_t>(m.get<int64_t>()) > kMaxMultipleOf)
+      return std::nullopt;
+    k = static_cast<uint64_t>(m.get<int64_t>());
+  } else {
+    const double d = m.get<double>();
+    if (!(d >= 2 && d <= static_cast<double>(kMaxMultipleOf)) || d != std::floor(d))
+      return std::nullopt;
+    k = static_cast<uint64_t>(d);
+  }
+  // States: 0 start, 1 after '-', 2 the integer 0, 3 after '.', 4 in the
+  // zeros after the point, 5 + r an integer part with remainder r.
+  const size_t n = 5 + k;
+  std::vector<int32_t> t(n * 256, Dfa::kDead);
+  std::vector<uint8_t> accepting(n, 0);
+  auto rem = [](uint64_t r) { return static_cast<int32_t>(5 + r); };
+  auto at = [&](size_t state, char c) -> int32_t& {
+    return t[state * 256 + static_cast<uint8_t>(c)];
+  };
+  for (size_t from : {size_t{0}, size_t{1}}) {
+    at(from, '0') = 2;
+    for (char c = '1'; c <= '9'; ++c) at(from, c) = rem(static_cast<uint64_t>(c - '0') % k);
+  }
+  at(0, '-') = 1;
+  accepting[2] = accepting[4] = 1;
+  at(2, '.') = 3;
+  at(3, '0') = 4;
+  at(4, '0') = 4;
+  for (uint64_t r = 0; r < k; ++r) {
+    const auto s = static_cast<size_t>(rem(r));
+    for (char c = '0'; c <= '9'; ++c) at(s, c) = rem((10 * r + static_cast<uint64_t>(c - '0')) % k);
+    if (r == 0) {
+      accepting[s] = 1;
+      at(s, '.') = 3;
+    }
+  }
+  return Dfa::from_table(std::move(t), accepting);
+}
+
 std::optional<std::string> multiple_of_regex(const json& m, bool integer) {
   if (m.is_number_integer() || m.is_number_unsigned() ||
       (m.get<double>() == std::floor(m.get<double>()) && m.get<double>() < 1e15)) {

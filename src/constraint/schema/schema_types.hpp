@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "constraint/regex/dfa.hpp"
 #include "constraint/schema/grammar.hpp"
 #include "constraint/schema/number_ranges.hpp"
 
@@ -45,6 +46,14 @@ bool number_satisfies(const nlohmann::json& schema, const nlohmann::json& v);
 // A regex for the JSON numbers that are multiples of m, when that is
 // regular and small: integer m for integers, 10^-k for any number.
 std::optional<std::string> multiple_of_regex(const nlohmann::json& m, bool integer);
+
+// Largest integer divisor multiple_of_dfa builds an automaton for (k + 5
+// states of 256 entries).
+inline constexpr uint64_t kMaxMultipleOf = 1000;
+// The plain decimal numbers (-?(0|[1-9][0-9]*)(\.0+)?) divisible by the
+// integer m, read digit by digit with the remainder as the state; nullopt
+// when m is not an integer in [2, kMaxMultipleOf].
+std::optional<Dfa> multiple_of_dfa(const nlohmann::json& m);
 
 // True when no JSON text can match two of the options (so anyOf enforces
 // oneOf): told apart by first byte, or objects by a required property that
