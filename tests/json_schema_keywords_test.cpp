@@ -437,6 +437,25 @@ TEST(JsonSchemaKeywords, DependentSchemas) {
             "unsupported /dependentSchemas");
 }
 
+// not of compositions, rewritten by De Morgan into the forms below (anyOf →
+// allOf of nots, several independent keywords → anyOf of nots). Verdicts
+// from jsonschema.
+TEST(JsonSchemaKeywords, NotOfCompositions) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"not":{"anyOf":[{"type":"string"},{"enum":[1,2]}]}})",
+                {"3", "null", "{}", "[1]", "1.5"}, {R"("a")", "1", "2"});
+  expect_schema(R"({"not":{"type":"string","enum":["a","b"]}})", {R"("c")", "1", "null"},
+                {R"("a")", R"("b")"});
+  expect_schema(R"({"type":"object","not":{"allOf":[{"type":"object"},{"required":["a"]}]}})",
+                {"{}", R"({"b":1})"}, {R"({"a":1})", "1"});
+  expect_schema(R"({"properties":{"x":{"not":{"anyOf":[{"const":"off"},{"type":"null"}]}}}})",
+                {R"({"x":"on"})", R"({"x":1})", "{}"}, {R"({"x":"off"})", R"({"x":null})"});
+  expect_schema(R"({"not":{"type":"string","pattern":"^x"}})", {R"("ab")", "1", "null"},
+                {R"("xy")"});
+  // A keyword outside the independent ones keeps the composition unsupported.
+  EXPECT_EQ(schema_error(R"({"not":{"type":"string","minLength":3}})"), "unsupported /not");
+}
+
 // not in the forms enforced exactly: types, scalar values, property sets.
 TEST(JsonSchemaKeywords, Not) {
   SCHEMA_TEST_NEEDS_LLAMA();

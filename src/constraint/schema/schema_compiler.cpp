@@ -69,9 +69,16 @@ bool Compiler::flatten(std::vector<Part>& parts) {
       auto [target, where] = refs_.resolve(it->get<std::string>(), p.j, p.ptr);
       parts.push_back({target, where, 0});
     }
-    // not: {not: s} is s.
-    if (auto it = j.find("not"); it != j.end() && negation_of(*it, p.ptr + "/not").twice) {
-      parts.push_back({&(*it)["not"], p.ptr + "/not/not", 0});
+    if (auto it = j.find("not"); it != j.end()) {
+      const Negation neg = negation_of(*it, p.ptr + "/not");
+      if (neg.twice) {  // not: {not: s} is s.
+        parts.push_back({&(*it)["not"], p.ptr + "/not/not", 0});
+      } else if (!neg.unsupported.empty()) {
+        if (const json* alt = rewritten_not(*it, p.ptr + "/not")) {
+          out.back().done |= kNotRewritten;
+          parts.push_back({alt, p.ptr + "/not", 0});
+        }
+      }
     }
     if (auto it = j.find("allOf"); it != j.end()) {
       if (!it->is_array() || it->empty()) {
@@ -114,7 +121,7 @@ GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
     for (const char* kw : kUnsupported) {
       if (p.j->contains(kw)) unsupported(p.ptr + "/" + kw, std::string("keyword \"") + kw + "\"");
     }
-    if (auto it = p.j->find("not"); it != p.j->end()) {
+    if (auto it = p.j->find("not"); it != p.j->end() && !(p.done & kNotRewritten)) {
       const Negation neg = negation_of(*it, p.ptr + "/not");
       if (!neg.unsupported.empty()) unsupported(p.ptr + "/not", neg.unsupported);
       if (neg.everything) return {};
@@ -344,6 +351,14 @@ const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
   if (required)
     add_case({{"type", "object"}, {"not", {{"required", json::array({key})}}}}, else_, else_kw);
   return if_cases_[p.j] = std::move(cases);
+}
+
+const json* Compiler::rewritten_not(const json& s, const std::string& ptr) {
+  auto [it, fresh] = rewritten_nots_.try_emplace(&s);
+  if (fresh) {
+    if (auto alt = negated_schema(s, ptr)) it->second = std::make_shared<const json>(std::move(*alt));
+  }
+  return it->second.get();
 }
 
 // A value satisfies `dependentSchemas: {t: S}` when it is not an object, or

@@ -68,7 +68,16 @@ class Compiler {
   // kExpanded: the part's $ref and allOf are among the parts already. Without
   // it, flattening a conjunction again would add the $ref target afresh,
   // undoing which of its alternatives were distributed.
-  enum : uint32_t { kAnyOfDone = 1, kOneOfDone = 2, kExpanded = 4, kIfDone = 8, kDepsDone = 16 };
+  // kNotRewritten: the part's `not` is enforced through an equivalent schema
+  // (negated_schema) added as another part.
+  enum : uint32_t {
+    kAnyOfDone = 1,
+    kOneOfDone = 2,
+    kExpanded = 4,
+    kIfDone = 8,
+    kDepsDone = 16,
+    kNotRewritten = 32
+  };
   struct Part {
     const json* j;
     std::string ptr;  // JSON pointer, for errors
@@ -175,6 +184,10 @@ class Compiler {
     std::string keyword;
   };
   const std::vector<Case>& if_cases(const Part& p);
+  // `not: s` in a form negation_of cannot enforce, as an equivalent schema
+  // of forms it can (De Morgan); null when there is none.
+  const json* rewritten_not(const json& s, const std::string& ptr);
+  std::map<const json*, std::shared_ptr<const json>> rewritten_nots_;
   // dependentSchemas (and dependencies' schema form): one case per set of
   // triggers present, with the schemas those triggers bring in.
   struct DependentCase {
@@ -193,7 +206,7 @@ class Compiler {
   std::vector<Negation> negations(const std::vector<Part>& parts) const {
     std::vector<Negation> out;
     for (const auto& p : parts) {
-      if (auto it = p.j->find("not"); it != p.j->end()) {
+      if (auto it = p.j->find("not"); it != p.j->end() && !(p.done & kNotRewritten)) {
         Negation neg = negation_of(*it, p.ptr + "/not");
         if (neg.unsupported.empty()) out.push_back(std::move(neg));
       }
