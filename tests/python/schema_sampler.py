@@ -230,6 +230,7 @@ class SchemaSampler:
         self.rng = rng
         self.max_depth = max_depth
         self.ids: dict[str, Any] = {}
+        self.budget = 0
         self._index(root, "")
 
     def _index(self, s: Any, base: str) -> None:
@@ -332,6 +333,9 @@ class SchemaSampler:
 
     def value(self, s: Any, depth: int = 0) -> Any:
         rng = self.rng
+        self.budget -= 1  # draws stay small: optional parts stop once it runs out
+        if self.budget < -2000:
+            raise _GiveUp("draw too large")
         if s is False:
             raise _GiveUp("false schema")
         if s is True or s is None:
@@ -377,7 +381,7 @@ class SchemaSampler:
         props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
         required = [r for r in s.get("required", []) if isinstance(r, str)] if isinstance(s.get("required"), list) else []
         out: dict[str, Any] = {}
-        p_opt = rng.choice([0.2, 0.5, 0.9])
+        p_opt = rng.choice([0.2, 0.5, 0.9]) if self.budget > 0 else 0.0
         names = list(dict.fromkeys(required + [n for n in props if rng.random() < p_opt]))
         dep = s.get("dependentRequired") or s.get("dependencies")
         for n in names:
@@ -388,14 +392,14 @@ class SchemaSampler:
                         out[m] = self.value(props.get(m, True), depth + 1)
         pats = s.get("patternProperties") if isinstance(s.get("patternProperties"), dict) else {}
         for pat, sub in pats.items():
-            for _ in range(rng.choice([0, 1, 1, 2])):
+            for _ in range(rng.choice([0, 1, 1, 2]) if self.budget > 0 else 0):
                 try:
                     k = sample_regex(pat, rng)
                 except _GiveUp:
                     continue
                 out[k] = self.value(sub, depth + 1)
         add = s.get("additionalProperties", True)
-        if add is not False and rng.random() < 0.3:
+        if add is not False and self.budget > 0 and rng.random() < 0.3:
             names_schema = s.get("propertyNames")
             k = self.string(names_schema) if isinstance(names_schema, dict) else self.key(rng)
             if k not in out:
@@ -412,7 +416,7 @@ class SchemaSampler:
         rng = self.rng
         lo = s.get("minItems", 0) if isinstance(s.get("minItems"), int) else 0
         hi = s.get("maxItems", lo + 4) if isinstance(s.get("maxItems"), int) else lo + 4
-        n = rng.randint(lo, max(lo, min(hi, lo + 4)))
+        n = rng.randint(lo, max(lo, min(hi, lo + 4))) if self.budget > 0 else lo
         prefix = s.get("prefixItems")
         items = s.get("items", True)
         if isinstance(items, list):  # draft-04..2019 tuple form
@@ -510,6 +514,7 @@ def sample_instances(schema: Any, count: int, seed: int, timeout_s: float = 2.0,
     for _ in range(tries):
         if time.monotonic() > deadline or len(out) >= 4 * count:
             break
+        sampler.budget = rng.choice([20, 60, 200])
         try:
             v = sampler.value(schema)
         except (_GiveUp, RecursionError, ValueError, TypeError, KeyError, IndexError, OverflowError):
