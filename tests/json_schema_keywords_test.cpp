@@ -734,6 +734,40 @@ TEST(JsonSchemaKeywords, RefAnchorAndIdRelative) {
             "invalid_argument /$ref");
 }
 
+// The declared draft decides which keywords apply, as validators read it:
+// draft 4 has no propertyNames or const, draft 6 no if, and up to draft 7 a
+// $ref replaces its siblings. Verdicts from jsonschema (validator_for).
+TEST(JsonSchemaKeywords, DeclaredDraftDecidesWhichKeywordsApply) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"object",
+                    "propertyNames":{"pattern":"^[a-z]+$"},"properties":{"k":{"const":1}}})",
+                {R"({"x 9":1})", R"({"k":2})"}, {"1"});
+  expect_schema(R"({"$schema":"http://json-schema.org/draft-06/schema#",
+                    "propertyNames":{"pattern":"^[a-z]+$"},"properties":{"k":{"const":1}},
+                    "if":{"required":["k"]},"then":{"required":["z"]}})",
+                {R"({"k":1})"}, {R"({"x 9":1})", R"({"k":2})"});
+  expect_schema(R"({"$schema":"http://json-schema.org/draft-07/schema#",
+                    "if":{"required":["k"]},"then":{"required":["z"]},
+                    "dependentRequired":{"a":["b"]}})",
+                {R"({"k":1,"z":1})", R"({"a":1})"}, {R"({"k":1})"});
+  // Property names that look like keywords stay properties.
+  expect_schema(R"({"$schema":"http://json-schema.org/draft-04/schema#",
+                    "properties":{"const":{"type":"integer"},"propertyNames":{"type":"string"}}})",
+                {R"({"const":1,"propertyNames":"x"})"},
+                {R"({"const":"x"})", R"({"propertyNames":1})"});
+  expect_schema(R"({"$schema":"http://json-schema.org/draft-07/schema#","type":"array",
+                    "definitions":{"p":{"type":"object"}},
+                    "items":{"additionalProperties":false,"$ref":"#/definitions/p"}})",
+                {R"([{"a":1}])", "[]"}, {"[1]"});
+  expect_schema(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"array",
+                    "$defs":{"p":{"type":"object"}},
+                    "items":{"additionalProperties":false,"$ref":"#/$defs/p"}})",
+                {"[{}]", "[]"}, {R"([{"a":1}])", "[1]"});
+  expect_schema(R"({"$schema":"http://json-schema.org/draft-04/schema#",
+                    "definitions":{"a":{"type":"integer"}},"$ref":"#/definitions/a","minimum":5})",
+                {"1", "7"}, {R"("x")"});
+}
+
 TEST(JsonSchemaKeywords, RefUnresolvableIsAnErrorNamingThePointer) {
   SCHEMA_TEST_NEEDS_LLAMA();
   EXPECT_EQ(schema_error(R"({"$ref":"#/$defs/missing"})"), "invalid_argument /$ref");

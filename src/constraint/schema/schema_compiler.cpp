@@ -638,6 +638,10 @@ namespace nextok::constraint {
 
 CompiledSchema compile_json_schema(const nlohmann::json& schema, const SchemaCompileOptions& opt,
                                    const StandardDfas& std_dfas) {
+  // Keywords the declared draft lacks are annotations (error pointers stay:
+  // only keys are removed).
+  if (std::optional<nlohmann::json> known = without_undefined_keywords(schema))
+    return schema_detail::Compiler(*known, opt, std_dfas).run(*known);
   return schema_detail::Compiler(schema, opt, std_dfas).run(schema);
 }
 

@@ -22,6 +22,7 @@
 #include "constraint/schema/one_of.hpp"
 #include "constraint/schema/schema_compiler.hpp"
 #include "constraint/schema/schema_keywords.hpp"
+#include "constraint/schema/schema_drafts.hpp"
 #include "constraint/schema/schema_not.hpp"
 #include "constraint/schema/schema_refs.hpp"
 #include "constraint/schema/schema_types.hpp"
@@ -54,11 +55,8 @@ class Compiler {
       g_.shared_dfa.push_back(1);
     }
     // Draft 4 (and 3) does not count 1.0 as an integer; later drafts do.
-    if (root.is_object() && root.contains("$schema") && root["$schema"].is_string()) {
-      const std::string uri = root["$schema"].get<std::string>();
-      draft4_ =
-          uri.find("draft-04") != std::string::npos || uri.find("draft-03") != std::string::npos;
-    }
+    const Draft draft = declared_draft(root);
+    draft4_ = draft == Draft::k3 || draft == Draft::k4;
   }
 
   CompiledSchema run(const json& root);

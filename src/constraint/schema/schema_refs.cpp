@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "constraint/schema/schema_drafts.hpp"
 #include "constraint/schema/schema_types.hpp"
 #include "nextok/error.hpp"
 
@@ -72,11 +73,8 @@ std::string resolve_uri(const std::string& base, const std::string& ref) {
 
 SchemaRefs::SchemaRefs(const json& root) : root_(root) {
   if (root.is_object()) {
-    if (auto it = root.find("$schema"); it != root.end() && it->is_string()) {
-      const std::string uri = it->get<std::string>();
-      legacy_id_ =
-          uri.find("draft-04") != std::string::npos || uri.find("draft-03") != std::string::npos;
-    }
+    const Draft draft = declared_draft(root);
+    legacy_id_ = draft == Draft::k3 || draft == Draft::k4;
     if (const json* id = id_of(root)) root_base_ = resolve_uri("", id->get<std::string>());
   }
   root_base_ = root_base_.substr(0, root_base_.find('#'));
