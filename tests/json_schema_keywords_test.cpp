@@ -583,6 +583,34 @@ TEST(JsonSchemaKeywords, AlternativesThatOnlyListValuesAreOneEnum) {
                 {R"("b")", R"("c")"}, {R"("a")", R"("bb")"});
 }
 
+// oneOf of closed objects (no other keys) that declare no name in common:
+// they share only {}, which several of them accept, so no instance is {}.
+// Verdicts from jsonschema.
+TEST(JsonSchemaKeywords, OneOfClosedObjectsWithDisjointNames) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"oneOf":[
+      {"type":"object","additionalProperties":false,
+       "properties":{"except":{"type":"array","items":{"type":"string"}}}},
+      {"type":"object","additionalProperties":false,
+       "properties":{"only":{"type":"array","items":{"type":"string"}}}}]})",
+                {R"({"except":[]})", R"({"only":["a"]})"},
+                {"{}", R"({"except":[],"only":[]})", "1", R"({"x":1})"});
+  expect_schema(R"({"oneOf":[{"type":"string","enum":["all","insert"]},
+      {"type":"object","additionalProperties":false,"properties":{"all":{"type":"boolean"}}},
+      {"type":"object","additionalProperties":false,"properties":{"insert":{"type":"boolean"}}}]})",
+                {R"("all")", R"({"all":true})", R"({"insert":false})"},
+                {"{}", R"("x")", R"({"all":true,"insert":true})"});
+  // Only one branch accepts {}: it stays valid.
+  expect_schema(R"({"oneOf":[{"type":"object","additionalProperties":false,"properties":{"a":{}}},
+      {"type":"object","additionalProperties":false,"properties":{"b":{}},"required":["b"]}]})",
+                {"{}", R"({"a":1})", R"({"b":1})"}, {R"({"a":1,"b":1})", R"({"c":1})"});
+  // A shared name keeps the overlap: still a strict error.
+  EXPECT_EQ(schema_error(R"({"oneOf":[
+      {"type":"object","additionalProperties":false,"properties":{"a":{},"b":{}}},
+      {"type":"object","additionalProperties":false,"properties":{"a":{},"c":{}}}]})"),
+            "unsupported /oneOf");
+}
+
 TEST(JsonSchemaKeywords, IfThenElseOnADiscriminator) {
   SCHEMA_TEST_NEEDS_LLAMA();
   expect_schema(R"({"type":"object","properties":{"kind":{"enum":["a","b"]}},

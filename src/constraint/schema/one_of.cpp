@@ -72,11 +72,59 @@ bool overlap(const Dfa& a, const Dfa& b, size_t max_states) {
 
 }  // namespace
 
+namespace {
+
+// Closed objects of different branches that declare no name in common share
+// only {}: when several of them accept {}, no instance is {} (it matches
+// them all), so each becomes nonempty. Rebuilds the branches that change.
+void nonempty_closed_objects(OneOfContext& c, std::vector<uint32_t>& branches,
+                             std::vector<std::vector<uint32_t>>& opts) {
+  std::vector<std::pair<size_t, size_t>> empty_ok;  // (branch, option) closed and accepting {}
+  for (size_t i = 0; i < opts.size(); ++i) {
+    for (size_t k = 0; k < opts[i].size(); ++k) {
+      const GrammarNode& n = c.g.nodes[opts[i][k]];
+      if (closed_object(n) && n.min_props == 0 && n.required.empty()) empty_ok.push_back({i, k});
+    }
+  }
+  std::set<size_t> owners;
+  for (auto [i, k] : empty_ok) owners.insert(i);
+  if (owners.size() < 2) return;  // {} matches at most one branch this way
+  for (size_t x = 0; x < empty_ok.size(); ++x) {
+    for (size_t y = x + 1; y < empty_ok.size(); ++y) {
+      const auto [i, k] = empty_ok[x];
+      const auto [j, l] = empty_ok[y];
+      if (i != j && !names_disjoint(c.g.nodes[opts[i][k]], c.g.nodes[opts[j][l]])) return;
+    }
+  }
+  std::set<size_t> changed;
+  for (auto [i, k] : empty_ok) {
+    GrammarNode n = c.g.nodes[opts[i][k]];
+    n.min_props = 1;
+    if (n.max_props == 0) n = GrammarNode{};  // {} was its only value
+    opts[i][k] = c.add_node(std::move(n));
+    changed.insert(i);
+  }
+  for (size_t i : changed) {
+    if (opts[i].size() == 1) {
+      branches[i] = opts[i][0];
+      continue;
+    }
+    GrammarNode alt;
+    alt.kind = NodeKind::kAnyOf;
+    alt.options = opts[i];
+    branches[i] = c.add_node(std::move(alt));
+  }
+}
+
+}  // namespace
+
 std::optional<std::vector<uint32_t>> exclusive_branches(OneOfContext& c,
-                                                        const std::vector<uint32_t>& branches) {
+                                                        const std::vector<uint32_t>& given) {
+  std::vector<uint32_t> branches = given;
   std::vector<std::vector<uint32_t>> opts(branches.size());
   for (size_t i = 0; i < branches.size(); ++i)
     if (!flatten(c, branches[i], opts[i], 0)) return std::nullopt;
+  nonempty_closed_objects(c, branches, opts);
   // Each leaf's remaining language, against the other branches' original
   // leaves (a value matching both must go from both); null = unchanged.
   std::vector<std::vector<std::shared_ptr<const Dfa>>> rest(branches.size());

@@ -301,7 +301,25 @@ bool objects_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode&
   return objects_disjoint(g, a, b, 2);
 }
 
+}  // namespace
+
+bool closed_object(const GrammarNode& n) {
+  return n.kind == NodeKind::kObject && n.additional == kNoNode && n.pattern_props.empty();
+}
+
+bool names_disjoint(const GrammarNode& a, const GrammarNode& b) {
+  for (const auto& pa : a.props)
+    for (const auto& pb : b.props)
+      if (pa.name == pb.name) return false;
+  return true;
+}
+
+namespace {
+
 bool objects_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b, int depth) {
+  // Closed objects with no name in common share only {}, which one of them
+  // cannot be.
+  if (closed_object(a) && closed_object(b) && names_disjoint(a, b) && a.min_props > 0) return true;
   for (uint32_t ri : a.required) {
     const auto& pa = a.props[ri];
     const ObjectProperty* pb = nullptr;

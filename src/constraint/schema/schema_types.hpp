@@ -55,6 +55,11 @@ inline constexpr uint64_t kMaxMultipleOf = 1000;
 // when m is not an integer in [2, kMaxMultipleOf].
 std::optional<Dfa> multiple_of_dfa(const nlohmann::json& m);
 
+// An object that allows only its declared names (no additional or
+// pattern properties), and whether two objects declare no name in common.
+bool closed_object(const GrammarNode& n);
+bool names_disjoint(const GrammarNode& a, const GrammarNode& b);
+
 // True when no JSON text can match two of the options (so anyOf enforces
 // oneOf): told apart by first byte, or objects by a required property that
 // the other forbids or whose values cannot coincide.
