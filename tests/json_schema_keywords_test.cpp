@@ -239,10 +239,10 @@ TEST(JsonSchemaKeywords, EnumScalars) {
   expect_schema(R"({"type":"integer","enum":[1,1.5,"x"]})", {"1"}, {"1.5", R"("x")"});
   // Large values as Python and nlohmann write them (verdicts from jsonschema):
   // json.dumps gives 9007199254740992.0, nlohmann 9.007199254740992e+15.
-  expect_schema(R"({"enum":[9007199254740992.0]})",
-                {"9007199254740992.0", "9007199254740992", "9.007199254740992e+15",
-                 "9007199254740992.00"},
-                {"9007199254740993", "9007199254740991"});
+  expect_schema(
+      R"({"enum":[9007199254740992.0]})",
+      {"9007199254740992.0", "9007199254740992", "9.007199254740992e+15", "9007199254740992.00"},
+      {"9007199254740993", "9007199254740991"});
   expect_schema(R"({"enum":[9007199254740992]})", {"9007199254740992.0", "9007199254740992"},
                 {"9007199254740991.0"});
   // A literal no double holds exactly equals no spelling with a point.
@@ -413,8 +413,7 @@ TEST(JsonSchemaKeywords, DependentSchemas) {
                                                 "required":["v"]}}})",
                 {"{}", R"({"v":"s"})", R"({"kind":"x","v":1})", R"({"v":1,"kind":"y"})"},
                 {R"({"kind":"x"})", R"({"kind":"x","v":"s"})", R"({"kind":"z","v":1})", "1"});
-  expect_schema(R"({"dependentSchemas":{"a":false}})", {"{}", R"({"b":1})", "1"},
-                {R"({"a":1})"});
+  expect_schema(R"({"dependentSchemas":{"a":false}})", {"{}", R"({"b":1})", "1"}, {R"({"a":1})"});
   // Two triggers: four cases.
   expect_schema(R"({"dependentSchemas":{"a":{"required":["c"]},
                                         "b":{"properties":{"c":{"type":"string"}}}}})",

@@ -356,7 +356,8 @@ const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
 const json* Compiler::rewritten_not(const json& s, const std::string& ptr) {
   auto [it, fresh] = rewritten_nots_.try_emplace(&s);
   if (fresh) {
-    if (auto alt = negated_schema(s, ptr)) it->second = std::make_shared<const json>(std::move(*alt));
+    if (auto alt = negated_schema(s, ptr))
+      it->second = std::make_shared<const json>(std::move(*alt));
   }
   return it->second.get();
 }
@@ -377,7 +378,7 @@ const std::vector<Compiler::DependentCase>& Compiler::dependent_cases(const Part
     }
     for (const auto& [name, v] : it->items()) {
       if (v.is_array() && std::string_view(kw) == "dependencies") continue;  // dependentRequired
-      if (v.is_boolean() && v.get<bool>()) continue;                             // no constraint
+      if (v.is_boolean() && v.get<bool>()) continue;                         // no constraint
       if (!v.is_object() && !v.is_boolean()) {
         fail(ErrorCode::kInvalidArgument, p.ptr + "/" + kw + "/" + pointer_escape(name),
              "a dependent schema must be an object or a boolean");

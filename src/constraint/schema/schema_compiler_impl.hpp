@@ -21,8 +21,8 @@
 #include "constraint/schema/number_ranges.hpp"
 #include "constraint/schema/one_of.hpp"
 #include "constraint/schema/schema_compiler.hpp"
-#include "constraint/schema/schema_keywords.hpp"
 #include "constraint/schema/schema_drafts.hpp"
+#include "constraint/schema/schema_keywords.hpp"
 #include "constraint/schema/schema_not.hpp"
 #include "constraint/schema/schema_refs.hpp"
 #include "constraint/schema/schema_types.hpp"
@@ -35,8 +35,8 @@ using json = nlohmann::json;
 
 // Keywords that constrain but are not enforced: strict mode rejects them.
 inline constexpr const char* kUnsupported[] = {
-    "contains",         "minContains",   "maxContains",   "unevaluatedProperties",
-    "unevaluatedItems", "$dynamicRef",   "$recursiveRef"};
+    "contains",         "minContains", "maxContains",  "unevaluatedProperties",
+    "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
 
 // The distinct options of an anyOf through nested anyOf (what the matcher
 // forks into at its first byte).

@@ -32,10 +32,21 @@ namespace {
 constexpr std::array<std::string_view, 6> kSchemaMaps = {
     "properties", "patternProperties", "definitions", "$defs", "dependencies", "dependentSchemas"};
 // Keywords whose value is a schema or a list of schemas.
-constexpr std::array<std::string_view, 15> kApplicators = {
-    "items",         "additionalItems",       "additionalProperties", "not",   "if",
-    "then",          "else",                  "contains",             "allOf", "anyOf",
-    "propertyNames", "unevaluatedProperties", "unevaluatedItems",     "oneOf", "prefixItems"};
+constexpr std::array<std::string_view, 15> kApplicators = {"items",
+                                                           "additionalItems",
+                                                           "additionalProperties",
+                                                           "not",
+                                                           "if",
+                                                           "then",
+                                                           "else",
+                                                           "contains",
+                                                           "allOf",
+                                                           "anyOf",
+                                                           "propertyNames",
+                                                           "unevaluatedProperties",
+                                                           "unevaluatedItems",
+                                                           "oneOf",
+                                                           "prefixItems"};
 
 bool among(std::string_view k, std::span<const std::string_view> list) {
   return std::find(list.begin(), list.end(), k) != list.end();
@@ -90,9 +101,9 @@ std::optional<json> without_undefined_keywords(const json& root) {
   Stripper st;
   st.ref_overrides = true;
   // Added in 2019-09.
-  st.drop = {"dependentRequired", "dependentSchemas", "prefixItems", "unevaluatedProperties",
-             "unevaluatedItems",  "minContains",      "maxContains", "$dynamicRef",
-             "$recursiveRef"};
+  st.drop = {"dependentRequired",     "dependentSchemas", "prefixItems",
+             "unevaluatedProperties", "unevaluatedItems", "minContains",
+             "maxContains",           "$dynamicRef",      "$recursiveRef"};
   if (d != Draft::k7) st.drop.insert(st.drop.end(), {"if", "then", "else"});  // draft-07
   if (d == Draft::k3 || d == Draft::k4)
     st.drop.insert(st.drop.end(), {"const", "contains", "propertyNames"});  // draft-06

@@ -81,8 +81,8 @@ std::string number_spellings(const json& v, bool integral) {
   } else if (v.is_number_integer()) {
     const auto i = v.get<int64_t>();
     const auto d = static_cast<double>(i);
-    exact = d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
-            static_cast<int64_t>(d) == i;
+    exact =
+        d >= -9223372036854775808.0 && d < 9223372036854775808.0 && static_cast<int64_t>(d) == i;
   }
   std::vector<std::string> alts;
   for (const std::string& text : number_texts(v)) {
