@@ -101,8 +101,8 @@ def corpus_schemastore_full() -> Iterator[tuple[str, Any]]:
         try:
             response = _DataOnly(io.BytesIO(blob)).load()
             doc = json.loads(response["_content"])
-        except Exception:
-            continue
+        except (pickle.UnpicklingError, KeyError, TypeError, ValueError):
+            continue  # not a stored JSON response
         url = str(response.get("url", ""))
         if isinstance(doc, dict) and not url.endswith("/catalog.json") and (
                 "$schema" in doc or "properties" in doc or "definitions" in doc or "$defs" in doc):

@@ -20,7 +20,6 @@ import copy
 import json
 import math
 import random
-import re
 import string
 import time
 import urllib.parse
@@ -135,8 +134,10 @@ def _pick(rng: random.Random, *xs: Any) -> Any:
 
 
 def _host(rng: random.Random) -> str:
-    labels = [_pick(rng, "example", "api", "my-app", "a1", "www", "docs", "x")
-              for _ in range(rng.randint(1, 3))]
+    labels = [
+        _pick(rng, "example", "api", "my-app", "a1", "www", "docs", "x")
+        for _ in range(rng.randint(1, 3))
+    ]
     return ".".join(labels + [_pick(rng, "com", "org", "io", "co.uk", "dev")])
 
 
@@ -166,30 +167,57 @@ def sample_format(fmt: str, rng: random.Random) -> str | None:
     if fmt in ("hostname", "idn-hostname"):
         return _host(rng)
     if fmt == "ipv4":
-        return ".".join(str(rng.choice([0, 1, 10, 127, 192, 255, rng.randint(0, 255)])) for _ in range(4))
+        return ".".join(
+            str(rng.choice([0, 1, 10, 127, 192, 255, rng.randint(0, 255)])) for _ in range(4)
+        )
     if fmt == "ipv6":
-        return _pick(rng, "::1", "::", "2001:db8::8a2e:370:7334", "fe80::1", "::ffff:192.0.2.128",
-                     "2001:0db8:85a3:0000:0000:8a2e:0370:7334", "2001:DB8:0:0:8:800:200C:417A",
-                     "1::", "1:2:3:4:5:6:7::")
+        return _pick(
+            rng,
+            "::1",
+            "::",
+            "2001:db8::8a2e:370:7334",
+            "fe80::1",
+            "::ffff:192.0.2.128",
+            "2001:0db8:85a3:0000:0000:8a2e:0370:7334",
+            "2001:DB8:0:0:8:800:200C:417A",
+            "1::",
+            "1:2:3:4:5:6:7::",
+        )
     if fmt == "uuid":
-        u = "%08x-%04x-%04x-%04x-%012x" % tuple(rng.getrandbits(b) for b in (32, 16, 16, 16, 48))
+        a, b, c, d, e = (rng.getrandbits(n) for n in (32, 16, 16, 16, 48))
+        u = f"{a:08x}-{b:04x}-{c:04x}-{d:04x}-{e:012x}"
         return u.upper() if rng.random() < 0.2 else u
     if fmt in ("uri", "iri", "url"):
         scheme = _pick(rng, "https", "http", "ftp", "urn", "mailto", "file", "s3")
         if scheme == "urn":
-            return "urn:" + _pick(rng, "isbn:0451450523", "uuid:6e8bc430-9c3a-11d9-9669-0800200c9a66", "ietf:rfc:2648")
+            return "urn:" + _pick(
+                rng, "isbn:0451450523", "uuid:6e8bc430-9c3a-11d9-9669-0800200c9a66", "ietf:rfc:2648"
+            )
         if scheme == "mailto":
             return f"mailto:user@{_host(rng)}"
         host = _pick(rng, _host(rng), "localhost", "127.0.0.1", "[2001:db8::1]")
         port = _pick(rng, "", "", ":8080", ":443")
-        path = _pick(rng, "", "/", "/a/b.json", "/path%20with%20space", "/~user/x_y-z", "/v1/items/42")
+        path = _pick(
+            rng, "", "/", "/a/b.json", "/path%20with%20space", "/~user/x_y-z", "/v1/items/42"
+        )
         query = _pick(rng, "", "", "?q=1", "?a=1&b=two", "?redirect=https%3A%2F%2Fx.org")
         frag = _pick(rng, "", "", "#top", "#/definitions/x")
         return f"{scheme}://{host}{port}{path}{query}{frag}"
     if fmt in ("uri-reference", "iri-reference"):
-        return _pick(rng, sample_format("uri", rng), "/a/b?c=d", "../x.json", "#frag", "x.json#/a", "", "//host/p")
+        return _pick(
+            rng,
+            sample_format("uri", rng),
+            "/a/b?c=d",
+            "../x.json",
+            "#frag",
+            "x.json#/a",
+            "",
+            "//host/p",
+        )
     if fmt == "uri-template":
-        return _pick(rng, "https://api.example.com/users/{id}", "/search{?q,lang}", "{+path}/here", "/x")
+        return _pick(
+            rng, "https://api.example.com/users/{id}", "/search{?q,lang}", "{+path}/here", "/x"
+        )
     if fmt == "json-pointer":
         return _pick(rng, "", "/a", "/a/0", "/a~1b/c~0d", "/")
     if fmt == "relative-json-pointer":
@@ -203,9 +231,28 @@ def sample_format(fmt: str, rng: random.Random) -> str | None:
 
 # --- values -----------------------------------------------------------------
 
-_TEXTS = ["", "a", "hello", "Hello, world!", "x y z", "é ü ß", "日本語", "emoji 🙂", "quote \" and \\ backslash",
-          "line\nbreak\ttab", "path/to/file.txt", "snake_case_name", "CamelCase", "1234", "-", "a/b",
-          "null", "true", "http://x.org", "ABC-123"]
+_TEXTS = [
+    "",
+    "a",
+    "hello",
+    "Hello, world!",
+    "x y z",
+    "é ü ß",
+    "日本語",
+    "emoji 🙂",
+    'quote " and \\ backslash',
+    "line\nbreak\ttab",
+    "path/to/file.txt",
+    "snake_case_name",
+    "CamelCase",
+    "1234",
+    "-",
+    "a/b",
+    "null",
+    "true",
+    "http://x.org",
+    "ABC-123",
+]
 
 
 def _pointer(doc: Any, frag: str) -> Any:
@@ -262,7 +309,11 @@ class SchemaSampler:
             raise _GiveUp(f"anchor {ref}")
         doc_uri, _, frag = ref.partition("#")
         for k, v in self.ids.items():
-            if k == ref or k.split("#")[0] == doc_uri or (doc_uri and k.endswith("/" + doc_uri.lstrip("./"))):
+            if (
+                k == ref
+                or k.split("#")[0] == doc_uri
+                or (doc_uri and k.endswith("/" + doc_uri.lstrip("./")))
+            ):
                 return _pointer(v, frag) if frag.startswith("/") or frag == "" else v
         raise _GiveUp(f"remote ref {ref}")
 
@@ -310,7 +361,11 @@ class SchemaSampler:
             if "$ref" in s and isinstance(s["$ref"], str):
                 rest = {k: v for k, v in s.items() if k != "$ref"}
                 target = self.resolve(s["$ref"])
-                s = self.merge([target, rest]) if any(k not in ("description", "title", "$comment") for k in rest) else target
+                s = (
+                    self.merge([target, rest])
+                    if any(k not in ("description", "title", "$comment") for k in rest)
+                    else target
+                )
                 continue
             if "allOf" in s and isinstance(s["allOf"], list):
                 rest = {k: v for k, v in s.items() if k != "allOf"}
@@ -350,12 +405,34 @@ class SchemaSampler:
         t = s.get("type")
         types = t if isinstance(t, list) else [t] if isinstance(t, str) else None
         if not types:
-            hinted = [name for name, kws in (
-                ("object", ("properties", "required", "additionalProperties", "patternProperties", "minProperties")),
-                ("array", ("items", "prefixItems", "minItems", "maxItems", "contains")),
-                ("string", ("pattern", "format", "minLength", "maxLength")),
-                ("number", ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")))
-                if any(k in s for k in kws)]
+            hinted = [
+                name
+                for name, kws in (
+                    (
+                        "object",
+                        (
+                            "properties",
+                            "required",
+                            "additionalProperties",
+                            "patternProperties",
+                            "minProperties",
+                        ),
+                    ),
+                    ("array", ("items", "prefixItems", "minItems", "maxItems", "contains")),
+                    ("string", ("pattern", "format", "minLength", "maxLength")),
+                    (
+                        "number",
+                        (
+                            "minimum",
+                            "maximum",
+                            "exclusiveMinimum",
+                            "exclusiveMaximum",
+                            "multipleOf",
+                        ),
+                    ),
+                )
+                if any(k in s for k in kws)
+            ]
             types = hinted or ["object", "array", "string", "number", "integer", "boolean", "null"]
         if depth >= self.max_depth:
             shallow = [x for x in types if x not in ("object", "array")]
@@ -374,12 +451,18 @@ class SchemaSampler:
         return None
 
     def key(self, rng: random.Random) -> str:
-        return rng.choice(["name", "x-extra", "key1", "my_key", "Ünïcode", "a b", "/path", "k", "id", "$schema"])
+        return rng.choice(
+            ["name", "x-extra", "key1", "my_key", "Ünïcode", "a b", "/path", "k", "id", "$schema"]
+        )
 
     def object(self, s: dict[str, Any], depth: int) -> dict[str, Any]:
         rng = self.rng
         props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
-        required = [r for r in s.get("required", []) if isinstance(r, str)] if isinstance(s.get("required"), list) else []
+        required = (
+            [r for r in s.get("required", []) if isinstance(r, str)]
+            if isinstance(s.get("required"), list)
+            else []
+        )
         out: dict[str, Any] = {}
         p_opt = rng.choice([0.2, 0.5, 0.9]) if self.budget > 0 else 0.0
         names = list(dict.fromkeys(required + [n for n in props if rng.random() < p_opt]))
@@ -492,7 +575,7 @@ class SchemaSampler:
                 return ia
             if choice < 0.4:
                 return ib
-            return rng.randint(ia, min(ib, ia + 10**rng.randint(1, 12)))
+            return rng.randint(ia, min(ib, ia + 10 ** rng.randint(1, 12)))
         if choice < 0.15:
             return a
         if choice < 0.3:
@@ -503,8 +586,9 @@ class SchemaSampler:
         return int(v) if rng.random() < 0.3 else v
 
 
-def sample_instances(schema: Any, count: int, seed: int, timeout_s: float = 2.0,
-                     tries: int = 60) -> list[Any]:
+def sample_instances(
+    schema: Any, count: int, seed: int, timeout_s: float = 2.0, tries: int = 60
+) -> list[Any]:
     """Up to `tries` draws (or `timeout_s`), distinct; validity is for the caller."""
     rng = random.Random(seed)
     out: list[Any] = []
@@ -517,7 +601,15 @@ def sample_instances(schema: Any, count: int, seed: int, timeout_s: float = 2.0,
         sampler.budget = rng.choice([20, 60, 200])
         try:
             v = sampler.value(schema)
-        except (_GiveUp, RecursionError, ValueError, TypeError, KeyError, IndexError, OverflowError):
+        except (
+            _GiveUp,
+            RecursionError,
+            ValueError,
+            TypeError,
+            KeyError,
+            IndexError,
+            OverflowError,
+        ):
             continue
         key = json.dumps(v, sort_keys=True)
         if key not in seen:
