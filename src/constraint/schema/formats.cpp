@@ -210,8 +210,13 @@ std::optional<std::string> format_regex(std::string_view format) {
   if (format == "uri-template") return uri_template();
   if (format == "uuid") return uuid();
   if (format == "duration") return duration();
+  if (format == "byte") return "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?";
   if (format == "regex") return regex_syntax();
   return std::nullopt;
+}
+
+bool format_without_syntax(std::string_view format) {
+  return format == "binary" || format == "password";
 }
 
 }  // namespace nextok::constraint

@@ -28,6 +28,7 @@
 //   text forms (1-4 hex digits per group, "::", embedded IPv4), no zone id.
 // - idn-hostname and idn-email: the ASCII patterns above (sound subsets).
 // - uuid: 8-4-4-4-12 hex digits in either case.
+// - byte (OpenAPI): RFC 4648 base64, standard alphabet, with padding.
 // - duration: exactly the RFC 3339 appendix A grammar (no fractions, parts
 //   in order, upper case), which ISO 8601 readers accept too.
 // - regex: ECMA-262 syntax valid with and without the u flag and for
@@ -43,6 +44,10 @@ namespace nextok::constraint {
 // The pattern for a `format` value; nullopt for formats without one (the
 // caller then leaves the string unconstrained or reports it, by policy).
 std::optional<std::string> format_regex(std::string_view format);
+
+// OpenAPI formats that describe content without a syntax (binary: any
+// octets, password: a UI hint): they constrain nothing.
+bool format_without_syntax(std::string_view format);
 
 // The pattern of the `regex` format.
 std::string regex_syntax();

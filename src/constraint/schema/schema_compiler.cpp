@@ -491,6 +491,8 @@ uint32_t Compiler::string_node(std::vector<Part>& parts, std::shared_ptr<const D
     if (auto it = p.j->find("format"); it != p.j->end() && it->is_string()) {
       if (auto re = format_regex(it->get<std::string>())) {
         narrow(pattern_dfa(*re, false, p.ptr + "/format"));
+      } else if (format_without_syntax(it->get<std::string>())) {
+        // Nothing to check: a description of the content, not its spelling.
       } else {
         // An annotation in draft 2020-12, but users expect it to hold.
         unsupported(p.ptr + "/format", "format \"" + it->get<std::string>() + "\"");
