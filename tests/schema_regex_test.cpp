@@ -579,8 +579,8 @@ TEST(SchemaRegexFormats, ValidAndInvalidExamples) {
            {"", "/", "/a", "/a/b~0c/~1d", "/0/1", "//", "/é"},
            {"a", "/a~", "/a~2", "~0", "#/a"}},
           {"relative-json-pointer",
-           {"0#", "1/a", "10/b~1c", "0/", "120#"},
-           {"", "01/a", "/a", "a", "1~", "-1/a", "1#/a", "100/a"}},
+           {"0#", "1/a", "10/b~1c", "0/", "120#", "0", "1234"},
+           {"", "01/a", "/a", "a", "1~", "-1/a", "1#/a", "100/a", "01"}},
           {"uri-template",
            {"http://example.com/{id}", "/users/{user_id}/posts{?page,per_page}", "{+path}/here",
             "{var:3}", "{list*}", "plain", "", "{a.b}", "%20{x}"},
@@ -595,9 +595,6 @@ TEST(SchemaRegexFormats, ValidAndInvalidExamples) {
             "P1Y2M", "PT1H30M", "P10Y10M10DT10H10M10S"},
            {"", "P", "PT", "P1", "1D", "P1H", "PT1D", "P1D2M", "P1W2D", "PT1S2M", "PT0.5S", "p1d",
             "P1DT", "P-1D", "PT1H5S", "P1Y3D"}},
-          {"byte",
-           {"", "dGVzdA==", "YWRtaW4=", "cGFzc3dvcmQ=", "AAAA", "+/+/"},
-           {"dGVzdA", "dGVzdA=", "a", "abc", "ab=c", "<base64>", "YWRtaW4==="}},
           {"regex",
            {"", "^[a-z]+$", "(a|b)*?c{2,}", "[^\\s]+\\.x", "^$|^\\d{1,15}$", "\\u00e9\\/"},
            {"a(b", "[z-a]", "a**", "(?<n>a)", "\\-", "a{2,1}", "[]", "x{", "((((a))))"}},
@@ -612,7 +609,7 @@ TEST(SchemaRegexFormats, ValidAndInvalidExamples) {
   }
   EXPECT_EQ(format_regex("idn-hostname"), format_regex("hostname"));
   EXPECT_EQ(format_regex("idn-email"), format_regex("email"));
-  for (const char* f : {"iri", "iri-reference", "Date", ""}) {
+  for (const char* f : {"iri", "iri-reference", "Date", "", "byte"}) {
     EXPECT_FALSE(format_regex(f).has_value()) << f;
   }
 }

@@ -225,7 +225,7 @@ def sample_format(fmt: str, rng: random.Random) -> str | None:
     if fmt == "regex":
         return _pick(rng, "^[a-z]+$", "\\d{3}-\\d{4}", "(a|b)*c", ".*", "[^/]+")
     if fmt == "duration":
-        return _pick(rng, "P3Y6M4DT12H30M5S", "PT1H", "P1W", "PT0.5S", "P1D")
+        return _pick(rng, "P3Y6M4DT12H30M5S", "PT1H", "P1W", "P1DT12H", "P1D")
     return None
 
 
@@ -565,7 +565,10 @@ class SchemaSampler:
             if k_lo > k_hi:
                 raise _GiveUp("no multiple in range")
             v = rng.randint(k_lo, min(k_hi, k_lo + 1000)) * mult
-            return int(v) if integer or float(v).is_integer() and isinstance(mult, int) else v
+            if integer or isinstance(mult, int):
+                return int(v)
+            # The decimal a writer means (3 * 0.1 is 0.30000000000000004 in floats).
+            return round(v, max(0, -int(math.floor(math.log10(mult)))) + 6)
         choice = rng.random()
         if integer:
             ia, ib = math.ceil(a), math.floor(b)

@@ -153,7 +153,7 @@ std::string json_pointer() {
 // integer: Python jsonschema refuses such prefixes (it reads "100/a" as
 // having a leading zero).
 std::string relative_json_pointer() {
-  return "(?:0|[1-9]+0?)(?:#|(?:/(?:[^/~]|~[01])*)+)";
+  return "(?:0|[1-9]+0?)(?:#|(?:/(?:[^/~]|~[01])*)*)";
 }
 
 // RFC 6570 (level 4) in ASCII: literals outside the excluded characters,
@@ -210,13 +210,12 @@ std::optional<std::string> format_regex(std::string_view format) {
   if (format == "uri-template") return uri_template();
   if (format == "uuid") return uuid();
   if (format == "duration") return duration();
-  if (format == "byte") return "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?";
   if (format == "regex") return regex_syntax();
   return std::nullopt;
 }
 
 bool format_without_syntax(std::string_view format) {
-  return format == "binary" || format == "password";
+  return format == "byte" || format == "binary" || format == "password";
 }
 
 }  // namespace nextok::constraint

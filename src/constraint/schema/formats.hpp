@@ -21,14 +21,13 @@
 //   percent-encoding; no IPvFuture literals. uri-reference: such a URI or
 //   an RFC 3986 relative reference.
 // - json-pointer: RFC 6901; relative-json-pointer: a non-negative integer
-//   with no digit after a 0 (Python jsonschema's reading), then "#" or a
-//   non-empty JSON pointer (no bare integer, no index manipulation).
+//   with no digit after a 0 (Python jsonschema's reading), then nothing, "#"
+//   or a JSON pointer (no index manipulation).
 // - uri-template: RFC 6570 level 4 in ASCII (no reserved operators = , ! @ |).
 // - ipv4: dotted decimal without leading zeros; ipv6: exactly the RFC 4291
 //   text forms (1-4 hex digits per group, "::", embedded IPv4), no zone id.
 // - idn-hostname and idn-email: the ASCII patterns above (sound subsets).
 // - uuid: 8-4-4-4-12 hex digits in either case.
-// - byte (OpenAPI): RFC 4648 base64, standard alphabet, with padding.
 // - duration: exactly the RFC 3339 appendix A grammar (no fractions, parts
 //   in order, upper case), which ISO 8601 readers accept too.
 // - regex: ECMA-262 syntax valid with and without the u flag and for
@@ -45,8 +44,9 @@ namespace nextok::constraint {
 // caller then leaves the string unconstrained or reports it, by policy).
 std::optional<std::string> format_regex(std::string_view format);
 
-// OpenAPI formats that describe content without a syntax (binary: any
-// octets, password: a UI hint): they constrain nothing.
+// OpenAPI formats that validators do not check (byte: base64, binary: any
+// octets, password: a UI hint): they constrain nothing, so a Kubernetes
+// `byte` field takes what any validator takes.
 bool format_without_syntax(std::string_view format);
 
 // The pattern of the `regex` format.
