@@ -63,7 +63,7 @@ struct Stripper {
   bool removed = false;
 
   void schema(json& s, size_t depth) {
-    if (!s.is_object() || depth > 4096) return;
+    if (!s.is_object() || depth > 1024) return;  // deeper: SchemaRefs refuses the document
     for (std::string_view k : drop) removed |= s.erase(std::string(k)) > 0;
     if (ref_overrides && s.contains("$ref") && s["$ref"].is_string()) {
       for (auto it = s.begin(); it != s.end();) {
