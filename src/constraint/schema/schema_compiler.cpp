@@ -133,39 +133,22 @@ GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
     if (parts[k].done & kDepsDone) continue;
     const std::vector<DependentCase>& cases = dependent_cases(parts[k]);
     if (cases.empty()) continue;
-    GrammarNode alt;
-    alt.kind = NodeKind::kAnyOf;
+    std::vector<std::vector<Part>> extras;
     for (const DependentCase& c : cases) {
-      std::vector<Part> sub = parts;
-      sub[k].done |= kDepsDone;
-      sub.push_back({c.test.get(), parts[k].ptr, 0});
-      sub.insert(sub.end(), c.schemas.begin(), c.schemas.end());
-      const uint32_t o = conj(std::move(sub), depth + 1);
-      if (!is_never(o)) alt.options.push_back(o);
+      extras.push_back({{c.test.get(), parts[k].ptr, 0}});
+      extras.back().insert(extras.back().end(), c.schemas.begin(), c.schemas.end());
     }
-    if (alt.options.empty()) return {};
-    merge_leaves(alt.options);
-    if (alt.options.size() == 1) return g_.nodes[alt.options[0]];
-    return alt;
+    return union_of_cases(parts, k, kDepsDone, extras, depth);
   }
   // if/then/else on a discriminator: the union of its cases.
   for (size_t k = 0; k < parts.size(); ++k) {
     if (parts[k].done & kIfDone || !parts[k].j->contains("if")) continue;
-    const std::vector<Case>& cases = if_cases(parts[k]);
-    GrammarNode alt;
-    alt.kind = NodeKind::kAnyOf;
-    for (const Case& c : cases) {
-      std::vector<Part> sub = parts;
-      sub[k].done |= kIfDone;
-      sub.push_back({c.test.get(), parts[k].ptr + "/if", 0});
-      if (c.branch) sub.push_back({c.branch, parts[k].ptr + "/" + c.keyword, 0});
-      const uint32_t o = conj(std::move(sub), depth + 1);
-      if (!is_never(o)) alt.options.push_back(o);
+    std::vector<std::vector<Part>> extras;
+    for (const Case& c : if_cases(parts[k])) {
+      extras.push_back({{c.test.get(), parts[k].ptr + "/if", 0}});
+      if (c.branch) extras.back().push_back({c.branch, parts[k].ptr + "/" + c.keyword, 0});
     }
-    if (alt.options.empty()) return {};
-    merge_leaves(alt.options);
-    if (alt.options.size() == 1) return g_.nodes[alt.options[0]];
-    return alt;
+    return union_of_cases(parts, k, kIfDone, extras, depth);
   }
   // Alternatives distribute over the rest of the conjunction.
   for (size_t k = 0; k < parts.size(); ++k) {
@@ -245,6 +228,23 @@ GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
     }
   }
   return plain(parts, depth);
+}
+
+GrammarNode Compiler::union_of_cases(const std::vector<Part>& parts, size_t k, uint32_t done,
+                                     const std::vector<std::vector<Part>>& extras, size_t depth) {
+  GrammarNode alt;
+  alt.kind = NodeKind::kAnyOf;
+  for (const auto& extra : extras) {
+    std::vector<Part> sub = parts;
+    sub[k].done |= done;
+    sub.insert(sub.end(), extra.begin(), extra.end());
+    const uint32_t o = conj(std::move(sub), depth + 1);
+    if (!is_never(o)) alt.options.push_back(o);
+  }
+  if (alt.options.empty()) return {};
+  merge_leaves(alt.options);
+  if (alt.options.size() == 1) return g_.nodes[alt.options[0]];
+  return alt;
 }
 
 void Compiler::merge_leaves(std::vector<uint32_t>& options) {

@@ -174,6 +174,11 @@ class Compiler {
   uint32_t conj(std::vector<Part> parts, size_t depth);
 
   GrammarNode build(std::vector<Part>& parts, size_t depth);
+  // The union of the conjunction with each case's extra parts, part k's
+  // keyword marked `done`: how if/then/else and dependentSchemas become
+  // alternatives.
+  GrammarNode union_of_cases(const std::vector<Part>& parts, size_t k, uint32_t done,
+                             const std::vector<std::vector<Part>>& extras, size_t depth);
 
   // One case of an if/then/else: a synthesized test and the branch it takes.
   struct Case {
