@@ -111,6 +111,25 @@ TEST(JsonSchemaKeywords, PatternProperties) {
                 {R"({"xa":null})", R"({"by":null})", R"({"ax":1})"});
 }
 
+// A pattern that only matches declared names adds no other key: once they
+// are all read (or refused), ',' would lead nowhere and is refused.
+TEST(JsonSchemaKeywords, PatternCoveredByDeclaredNamesAddsNoOtherKey) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  const char* s = R"({"patternProperties":{"^[a-c]$":true},"additionalProperties":false,
+                      "properties":{"a":{},"b":{},"c":false}})";
+  EXPECT_FALSE(schema_test::prefix_ok(s, R"({"a":1,"b":2,)"));
+  EXPECT_TRUE(schema_test::prefix_ok(s, R"({"a":1,)"));
+  expect_schema(s, {R"({"a":1,"b":2})", "{}"}, {R"({"c":1})", R"({"d":1})"});
+  // The dependentSchemas cases of the soundness corpus: b and c exclude a,
+  // a needs b or c, so a never appears and at most b, c, d can.
+  const char* dep = R"({"type":"object","patternProperties":{"^[a-d]$":true},
+      "additionalProperties":false,"minProperties":3,"required":["d"],
+      "dependentSchemas":{"a":{"anyOf":[{"required":["b"]},{"required":["c"]}]},
+                          "b":{"not":{"required":["a"]}},"c":{"not":{"required":["a"]}}}})";
+  EXPECT_FALSE(schema_test::prefix_ok(dep, R"({"d":1,"b":2,"c":3,)"));
+  expect_schema(dep, {R"({"d":1,"b":2,"c":3})"}, {R"({"d":1,"b":2})", R"({"a":1,"b":2,"d":3})"});
+}
+
 TEST(JsonSchemaKeywords, PatternPropertiesOverlappingPatternsBothApply) {
   SCHEMA_TEST_NEEDS_LLAMA();
   // "ab" matches both patterns: it must satisfy both schemas, and may exist.

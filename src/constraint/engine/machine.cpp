@@ -82,6 +82,26 @@ uint64_t resolvable_bits(const GrammarNode& obj, std::span<const uint32_t> label
   return !ambiguous && (!patterns.empty() || other) ? kOtherBit : 0;
 }
 
+// The value node of a key ending with these labels when it names no
+// declared property: its pattern's, its patterns' combination's, or
+// additionalProperties'; kNoNode when there is none or the regex flavours
+// disagree on which patterns match.
+uint32_t undeclared_key_value(const GrammarNode& obj, std::span<const uint32_t> labels) {
+  const auto np = static_cast<uint32_t>(obj.props.size());
+  const auto npp = static_cast<uint32_t>(obj.pattern_props.size());
+  bool other = false, ambiguous = false;
+  for (uint32_t l : labels) other |= l >= np + 2 * npp;
+  const std::vector<uint32_t> patterns = matched_patterns(labels, np, npp, &ambiguous);
+  if (ambiguous) return kNoNode;
+  if (patterns.size() == 1) return obj.pattern_props[patterns[0]].node;
+  if (patterns.size() > 1) {
+    for (const auto& [combo, node] : obj.pattern_combos)
+      if (combo == patterns) return node;
+    return kNoNode;
+  }
+  return other ? obj.additional : kNoNode;
+}
+
 bool is_json_whitespace(uint8_t b) noexcept {
   return b == ' ' || b == '\n' || b == '\t' || b == '\r';
 }
@@ -226,8 +246,19 @@ ObjectInfo Machine::object_info(const Grammar& g, const GrammarNode& obj) {
     else
       info.other = true;
   }
-  info.other |= obj.additional != kNoNode;
-  for (const auto& pp : obj.pattern_props) info.other |= g.nodes[pp.node].kind != NodeKind::kNever;
+  // Some name that is no declared property can be read: an accepting key
+  // state without a declared label whose value can exist. (Patterns that
+  // only match declared names, as ^[a-d]$ beside a..d, add none; counting
+  // them let a ',' lead to a dead end.)
+  const Dfa& keys = *g.dfas[obj.key_dfa];
+  for (size_t q = 0; q < keys.states() && !info.other; ++q) {
+    const auto labels = keys.labels(static_cast<int32_t>(q));
+    if (labels.empty() ||
+        std::any_of(labels.begin(), labels.end(), [&](uint32_t l) { return l < obj.props.size(); }))
+      continue;
+    const uint32_t v = undeclared_key_value(obj, labels);
+    info.other = v != kNoNode && g.nodes[v].kind != NodeKind::kNever;
+  }
   const auto bits_of = [](const std::vector<uint32_t>& props) {
     uint64_t bits = 0;
     for (uint32_t r : props) bits |= uint64_t{1} << r;
@@ -332,27 +363,16 @@ bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
   const Dfa& d = *g_.dfas[obj.key_dfa];
   const auto labels = d.labels(top.q);
   const auto np = static_cast<uint32_t>(obj.props.size());
-  const auto npp = static_cast<uint32_t>(obj.pattern_props.size());
   uint32_t declared = kNoNode;
-  bool other = false, ambiguous = false;
-  for (uint32_t l : labels) {
+  for (uint32_t l : labels)
     if (l < np) declared = std::min(declared, l);
-    if (l >= np + 2 * npp) other = true;
-  }
-  const std::vector<uint32_t> patterns = matched_patterns(labels, np, npp, &ambiguous);
-  if (declared == kNoNode && ambiguous) return false;
   uint32_t value = kNoNode;
   uint64_t bit = 0;
   if (declared != kNoNode) {
     value = obj.props[declared].node;
     if (declared < 63) bit = uint64_t{1} << declared;
-  } else if (patterns.size() == 1) {
-    value = obj.pattern_props[patterns[0]].node;
-  } else if (patterns.size() > 1) {
-    for (const auto& [combo, node] : obj.pattern_combos)
-      if (combo == patterns) value = node;
-  } else if (other) {
-    value = obj.additional;
+  } else {
+    value = undeclared_key_value(obj, labels);
   }
   if (value == kNoNode || g_.nodes[value].kind == NodeKind::kNever || (parent.seen & bit))
     return false;
