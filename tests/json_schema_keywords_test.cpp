@@ -924,6 +924,19 @@ TEST(JsonSchemaKeywords, FormatUnknownIsUnsupportedInStrictMode) {
   schema_test::expect_texts(g, {R"("red")", R"("")"}, {"1"});
 }
 
+// A name no draft defines is an annotation: validators (jsonschema's
+// FormatChecker, and the spec's "unknown formats" rule) accept any string.
+TEST(JsonSchemaKeywords, FormatOutsideEveryDraftConstrainsNothing) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  for (const char* name : {"url", "topic", "semver", ""}) {
+    const std::string schema = std::string(R"({"type":"string","format":")") + name + "\"}";
+    const auto g = compile(schema);
+    ASSERT_EQ(g->warnings().size(), 1u) << name;
+    schema_test::expect_texts(g, {R"("red")", R"("")", R"("http://x")", R"("\u00e9 1")"},
+                              {"1", "null"});
+  }
+}
+
 // --- numbers ------------------------------------------------------------------
 
 TEST(JsonSchemaKeywords, MinimumMaximumNumbers) {

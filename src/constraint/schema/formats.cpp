@@ -218,4 +218,17 @@ bool format_without_syntax(std::string_view format) {
   return format == "byte" || format == "binary" || format == "password";
 }
 
+bool format_is_standard(std::string_view format) {
+  static constexpr std::string_view kDefined[] = {
+      // draft 2020-12 / 2019-09 (drafts 4-7 define subsets of these)
+      "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname",
+      "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template",
+      "json-pointer", "relative-json-pointer", "regex",
+      // draft 3
+      "utc-millisec", "color", "style", "phone", "ip-address", "host-name"};
+  for (std::string_view f : kDefined)
+    if (f == format) return true;
+  return false;
+}
+
 }  // namespace nextok::constraint

@@ -49,6 +49,11 @@ std::optional<std::string> format_regex(std::string_view format);
 // `byte` field takes what any validator takes.
 bool format_without_syntax(std::string_view format);
 
+// Formats some JSON Schema draft defines. Validators check only these (and
+// may decline even those); any other name is an annotation that no
+// validator enforces, so it constrains nothing.
+bool format_is_standard(std::string_view format);
+
 // The pattern of the `regex` format.
 std::string regex_syntax();
 

@@ -493,6 +493,10 @@ uint32_t Compiler::string_node(std::vector<Part>& parts, std::shared_ptr<const D
         narrow(pattern_dfa(*re, false, p.ptr + "/format"));
       } else if (format_without_syntax(it->get<std::string>())) {
         // Nothing to check: a description of the content, not its spelling.
+      } else if (!format_is_standard(it->get<std::string>())) {
+        // No draft defines it, so no validator checks it: an annotation.
+        warnings_.push_back(p.ptr + "/format: \"" + it->get<std::string>() +
+                            "\" is not a standard format; not checked");
       } else {
         // An annotation in draft 2020-12, but users expect it to hold.
         unsupported(p.ptr + "/format", "format \"" + it->get<std::string>() + "\"");
