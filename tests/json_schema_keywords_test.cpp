@@ -924,6 +924,25 @@ TEST(JsonSchemaKeywords, FormatUnknownIsUnsupportedInStrictMode) {
   schema_test::expect_texts(g, {R"("red")", R"("")"}, {"1"});
 }
 
+// oneOf branches that only list values, through $ref, type, nested
+// oneOf/anyOf and allOf: the values exactly one branch admits. Each verdict
+// is jsonschema's (Draft 2020-12).
+TEST(JsonSchemaKeywords, OneOfOfListedValuesKeepsValuesOfExactlyOneBranch) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(
+      R"({"$defs":{"E":{"enum":["red","orange",6,9.0,null]}},
+          "oneOf":[{"$ref":"#/$defs/E"},{"enum":["blue","orange",6.0,3]}]})",
+      {R"("red")", "9", "null", R"("blue")", "3"},
+      {R"("orange")", "6", "6.0", R"("green")", "9.5"});
+  expect_schema(R"({"oneOf":[{"oneOf":[{"type":"string","enum":["a","b",1]},
+                                     {"type":"string","enum":["b","c"]}]},
+                             {"type":"string","enum":["c","d"]}]})",
+                {R"("a")", R"("d")"}, {R"("b")", R"("c")", "1"});
+  expect_schema(R"({"anyOf":[{"allOf":[{"enum":[1,2,3]},{"enum":[2,3,4]}]},{"const":"x"}],
+                    "oneOf":[{"enum":[2,"x"]},{"type":"integer","enum":[3,2.0]}]})",
+                {"3", R"("x")", "3.0"}, {"2", "1", "4"});
+}
+
 // A name no draft defines is an annotation: validators (jsonschema's
 // FormatChecker, and the spec's "unknown formats" rule) accept any string.
 TEST(JsonSchemaKeywords, FormatOutsideEveryDraftConstrainsNothing) {

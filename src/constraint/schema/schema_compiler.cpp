@@ -173,7 +173,7 @@ GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
         }
       }
       // Branches that only list values are one enum: no distribution.
-      const ValueSplit& split = value_split(*it, bit == kOneOfDone);
+      const ValueSplit& split = value_split(*it, bit == kOneOfDone, parts[k].ptr + "/" + kw);
       if (split.values && split.others.empty()) {
         const std::string ptr = parts[k].ptr + "/" + kw;
         parts[k].done |= bit;

@@ -243,12 +243,12 @@ class Compiler {
     std::unique_ptr<const json> values;  // {"enum": [...]} of the value-only branches; null: none
     std::vector<size_t> others;          // the branches that constrain otherwise
   };
-  const ValueSplit& value_split(const json& branches, bool one_of);
+  const ValueSplit& value_split(const json& branches, bool one_of, const std::string& ptr);
   // The anyOf a oneOf of required-only branches is (one_of_keys.hpp), kept
   // per oneOf array; null when it is not of that kind.
   const json* one_of_by_required(const json& branches);
   static constexpr size_t kMaxMergedValues = 4096;
-  static std::optional<json> listed_values(const json& branch);
+  std::optional<json> listed_values(const json& branch, const std::string& ptr, size_t depth = 0);
   std::shared_ptr<const Dfa> enum_dfa_ptr(std::vector<std::string> texts, bool strings);
   std::optional<std::vector<json>> finite_values(std::vector<Part> parts, size_t depth);
   void make_unique(GrammarNode& n, std::vector<Part> item_parts, const std::string& ptr);

@@ -45,7 +45,8 @@ bool Compiler::enum_values(const std::vector<Part>& parts, unsigned& types, json
 // their count (an anyOf of 259 consts under a pattern: 259 conjunctions).
 // In an anyOf, value-only branches merge even when others do not; a oneOf
 // merges only when every branch lists values (the others could match them).
-const Compiler::ValueSplit& Compiler::value_split(const json& branches, bool one_of) {
+const Compiler::ValueSplit& Compiler::value_split(const json& branches, bool one_of,
+                                                  const std::string& ptr) {
   if (auto it = value_splits_.find(&branches); it != value_splits_.end()) return it->second;
   ValueSplit& split = value_splits_[&branches];
   std::vector<json> values;
@@ -54,7 +55,7 @@ const Compiler::ValueSplit& Compiler::value_split(const json& branches, bool one
   size_t listing = 0;                 // value-only branches
   for (size_t i = 0; i < branches.size(); ++i) {
     tick();
-    const std::optional<json> mine = listed_values(branches[i]);
+    const std::optional<json> mine = listed_values(branches[i], ptr + "/" + std::to_string(i));
     if (!mine) {
       if (one_of) return split;
       split.others.push_back(i);
@@ -86,26 +87,79 @@ const Compiler::ValueSplit& Compiler::value_split(const json& branches, bool one
   return split;
 }
 
-// The values a branch lists (const ∩ enum) when it has no other
-// constraining keyword; nullopt otherwise.
-std::optional<json> Compiler::listed_values(const json& b) {
-  if (!b.is_object()) return std::nullopt;
+namespace {
+
+// A value's types as type() bits (an integral number is both integer and number).
+unsigned value_types(const json& v) {
+  if (v.is_string()) return kString;
+  if (v.is_boolean()) return kBoolean;
+  if (v.is_null()) return kNull;
+  if (v.is_object()) return kObject;
+  if (v.is_array()) return kArray;
+  const bool integral = v.is_number_integer() || v.is_number_unsigned() ||
+                        v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>()));
+  return integral ? (kNumber | kInteger) : kNumber;
+}
+
+}  // namespace
+
+// The values a branch admits when it constrains only by listing them:
+// const ∩ enum narrowed by type, through $ref, allOf (values every part
+// admits), anyOf (any branch) and oneOf (exactly one branch, JSON
+// equality); nullopt when some keyword constrains otherwise.
+std::optional<json> Compiler::listed_values(const json& b, const std::string& ptr, size_t depth) {
+  if (b.is_boolean() && !b.get<bool>()) return json::array();
+  if (!b.is_object() || depth > 16) return std::nullopt;
   std::optional<json> mine;
+  unsigned types = kAllTypes;
+  auto narrow = [&](json list) { mine = mine ? common_values(*mine, list) : std::move(list); };
   for (const auto& item : b.items()) {
     const std::string& k = item.key();  // plain names: a lambda captures k
     const json& v = item.value();
     if (k == "enum" || k == "const") {
       if (k == "enum" && !v.is_array()) return std::nullopt;  // the plain path reports it
-      json list = k == "const" ? json::array({v}) : v;
-      if (!mine) {
-        mine = std::move(list);
-      } else {
-        mine = common_values(*mine, list);
+      narrow(k == "const" ? json::array({v}) : v);
+    } else if (k == "type") {
+      types &= parse_types(v, ptr + "/type");
+    } else if (k == "$ref" && v.is_string()) {
+      const auto [target, where] = refs_.resolve(v.get<std::string>(), &b, ptr);
+      auto r = listed_values(*target, where, depth + 1);
+      if (!r) return std::nullopt;
+      narrow(std::move(*r));
+    } else if ((k == "allOf" || k == "anyOf" || k == "oneOf") && v.is_array() && !v.empty()) {
+      std::vector<json> lists;
+      for (size_t i = 0; i < v.size(); ++i) {
+        auto r = listed_values(v[i], ptr + "/" + k + "/" + std::to_string(i), depth + 1);
+        if (!r) return std::nullopt;
+        lists.push_back(std::move(*r));
       }
+      json out = json::array();
+      if (k == "allOf") {
+        out = lists[0];
+        for (size_t i = 1; i < lists.size(); ++i) out = common_values(out, lists[i]);
+      } else {
+        std::map<json, size_t> count;  // json's < compares numbers by value
+        std::vector<json> order;
+        for (const auto& list : lists) {
+          for (const auto& x : std::set<json>(list.begin(), list.end()))
+            if (count[x]++ == 0) order.push_back(x);
+        }
+        for (const auto& x : order)
+          if (k == "anyOf" || count[x] == 1) out.push_back(x);
+      }
+      narrow(std::move(out));
     } else if (std::any_of(std::begin(kConstraining), std::end(kConstraining),
-                           [&](const char* c) { return k == c; })) {
+                           [&](const char* c) { return k == c; }) ||
+               k == "$ref" || k == "allOf" || k == "anyOf" || k == "oneOf") {
       return std::nullopt;
     }
+  }
+  if (!mine) return std::nullopt;
+  if (types != kAllTypes) {
+    json keep = json::array();
+    for (const auto& x : *mine)
+      if (value_types(x) & types) keep.push_back(x);
+    mine = std::move(keep);
   }
   return mine;
 }
