@@ -175,6 +175,13 @@ constexpr const char* kUnique = R"({"type":"array","uniqueItems":true,
 constexpr const char* kNames = R"({"properties":{"id":{"type":"integer"},"abc":{}},
     "additionalProperties":{"type":"string"},"propertyNames":{"pattern":"^[a-z]{1,4}$"}})";
 
+// Pattern keys: a counted class, a prefix, a pattern whose ECMA and Unicode
+// readings differ on non-ASCII keys (such keys never resolve), a declared
+// name, and a never-valued pattern.
+constexpr const char* kPatternKeys = R"({"type":"object","properties":{"id":{"type":"integer"}},
+    "patternProperties":{"^[a-z0-9_-]{0,40}$":{"type":"string"},"^x-":{},"^\\w+$":{"type":"integer"},
+    "^zz":false},"additionalProperties":false})";
+
 // Runs f in a child process first, so that a crash fails the calling test
 // instead of ending the whole test binary. True when f returned normally.
 template <class F>
@@ -272,7 +279,13 @@ TEST(JsonSchemaEngine, MaskEqualsBruteForceOverTheVocabulary) {
                         {kUnique, R"(["abc", "a)"},
                         {kUnique, R"([1, "a", 1)"},
                         {kNames, R"({"id": 1, "a)"},
-                        {kNames, R"({"ab)"}};
+                        {kNames, R"({"ab)"},
+                        {kPatternKeys, R"({")"},
+                        {kPatternKeys, R"({"ab)"},
+                        {kPatternKeys, R"({"x-Q)"},
+                        {kPatternKeys, R"({"x-A": 1, "i)"},
+                        {kPatternKeys, R"({"abcdefghijklmnopqrstuvwxyz0123456789ab)"},
+                        {kPatternKeys, R"({"z)"}};
   auto run = [&](const Case& k, JsonConstraint& c) {
     for (uint32_t id : e.encode(k.prefix)) c.advance(id);
     c.step_mask(e.mask);

@@ -126,9 +126,34 @@ static void propagate_reach(const Dfa& d, std::vector<uint64_t>& r) {
   }
 }
 
+// States that reach (or are) a live non-final state with empty reach.
+static std::vector<uint8_t> stalling_states(const Dfa& d, const std::vector<uint64_t>& r) {
+  std::vector<uint8_t> out(d.states(), 0);
+  std::vector<int32_t> work;
+  for (size_t s = 0; s < d.states(); ++s) {
+    if (r[s] == 0 && !d.final(static_cast<int32_t>(s))) {
+      out[s] = 1;
+      work.push_back(static_cast<int32_t>(s));
+    }
+  }
+  const DfaPredecessors rev = d.predecessors();
+  while (!work.empty()) {
+    const auto t = static_cast<size_t>(work.back());
+    work.pop_back();
+    for (int32_t f : rev.of(t)) {
+      const auto fs = static_cast<size_t>(f);
+      if (out[fs] || d.final(f)) continue;
+      out[fs] = 1;
+      work.push_back(f);
+    }
+  }
+  return out;
+}
+
 Machine::Machine(const Grammar& g)
     : g_(g),
       reach_(g.dfas.size()),
+      stall_(g.dfas.size()),
       value_reach_(g.dfas.size()),
       other_final_(g.dfas.size(), -1),
       lengths_(g.dfas.size()),
@@ -154,6 +179,7 @@ Machine::Machine(const Grammar& g)
       }
     }
     propagate_reach(d, r);
+    stall_[node.key_dfa] = stalling_states(d, r);
   }
   for (const auto& node : g.nodes) {
     if (node.value_ids.empty() || !value_reach_[node.dfa].empty()) continue;

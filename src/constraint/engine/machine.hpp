@@ -139,6 +139,12 @@ class Machine {
   uint64_t key_reach(uint32_t dfa, int32_t q) const noexcept {
     return reach_[dfa][static_cast<size_t>(q)];
   }
+  // Key DFA state q can still reach a non-final state that no key resolves
+  // from (its reach is empty): reading on from q may be refused midway, so
+  // a mask by the DFA alone would not be exact there.
+  bool key_may_stall(uint32_t dfa, int32_t q) const noexcept {
+    return stall_[dfa][static_cast<size_t>(q)] != 0;
+  }
   // Value-id leaf DFA state → the value ids it can still end as.
   uint64_t value_reach(uint32_t dfa, int32_t q) const noexcept {
     return value_reach_[dfa][static_cast<size_t>(q)];
@@ -190,6 +196,7 @@ class Machine {
   static ObjectInfo object_info(const Grammar& g, const GrammarNode& obj);
 
   std::vector<std::vector<uint64_t>> reach_;        // per DFA used as a key DFA
+  std::vector<std::vector<uint8_t>> stall_;         // per key DFA: key_may_stall
   std::vector<std::vector<uint64_t>> value_reach_;  // per DFA of a value-id leaf
   std::vector<int32_t> other_final_;                // per key DFA
   std::vector<LengthBounds> lengths_;               // per DFA read by a counting leaf
