@@ -182,6 +182,11 @@ constexpr const char* kPatternKeys = R"({"type":"object","properties":{"id":{"ty
     "patternProperties":{"^[a-z0-9_-]{0,40}$":{"type":"string"},"^x-":{},"^\\w+$":{"type":"integer"},
     "^zz":false},"additionalProperties":false})";
 
+// Any name by pattern beside declared ones: a declared name read once may
+// not come again, while other names stay open.
+constexpr const char* kOpenPatternKeys = R"({"type":"object","properties":{
+    "search":{"type":"boolean"},"sea":{"type":"boolean"}},"patternProperties":{".*":{"type":"boolean"}}})";
+
 // Runs f in a child process first, so that a crash fails the calling test
 // instead of ending the whole test binary. True when f returned normally.
 template <class F>
@@ -285,7 +290,10 @@ TEST(JsonSchemaEngine, MaskEqualsBruteForceOverTheVocabulary) {
                         {kPatternKeys, R"({"x-Q)"},
                         {kPatternKeys, R"({"x-A": 1, "i)"},
                         {kPatternKeys, R"({"abcdefghijklmnopqrstuvwxyz0123456789ab)"},
-                        {kPatternKeys, R"({"z)"}};
+                        {kPatternKeys, R"({"z)"},
+                        {kOpenPatternKeys, R"({"search": true, ")"},
+                        {kOpenPatternKeys, R"({"search": true, "sea)"},
+                        {kOpenPatternKeys, R"({"search": true, "sea": false, "sea)"}};
   auto run = [&](const Case& k, JsonConstraint& c) {
     for (uint32_t id : e.encode(k.prefix)) c.advance(id);
     c.step_mask(e.mask);

@@ -126,28 +126,27 @@ static void propagate_reach(const Dfa& d, std::vector<uint64_t>& r) {
   }
 }
 
-// States that reach (or are) a live non-final state with empty reach.
-static std::vector<uint8_t> stalling_states(const Dfa& d, const std::vector<uint64_t>& r) {
-  std::vector<uint8_t> out(d.states(), 0);
+// Per state: bit `flag` when it reaches (or is) a non-final state whose
+// reach fails `keep`.
+static void mark_stalls(const Dfa& d, const DfaPredecessors& rev, std::vector<uint8_t>& out,
+                        uint8_t flag, auto keep) {
   std::vector<int32_t> work;
   for (size_t s = 0; s < d.states(); ++s) {
-    if (r[s] == 0 && !d.final(static_cast<int32_t>(s))) {
-      out[s] = 1;
+    if (!keep(s) && !d.final(static_cast<int32_t>(s))) {
+      out[s] |= flag;
       work.push_back(static_cast<int32_t>(s));
     }
   }
-  const DfaPredecessors rev = d.predecessors();
   while (!work.empty()) {
     const auto t = static_cast<size_t>(work.back());
     work.pop_back();
     for (int32_t f : rev.of(t)) {
       const auto fs = static_cast<size_t>(f);
-      if (out[fs] || d.final(f)) continue;
-      out[fs] = 1;
+      if ((out[fs] & flag) || d.final(f)) continue;
+      out[fs] |= flag;
       work.push_back(f);
     }
   }
-  return out;
 }
 
 Machine::Machine(const Grammar& g)
@@ -179,7 +178,11 @@ Machine::Machine(const Grammar& g)
       }
     }
     propagate_reach(d, r);
-    stall_[node.key_dfa] = stalling_states(d, r);
+    auto& st = stall_[node.key_dfa];
+    st.assign(d.states(), 0);
+    const DfaPredecessors rev = d.predecessors();
+    mark_stalls(d, rev, st, kStallsEmpty, [&](size_t s) { return r[s] != 0; });
+    mark_stalls(d, rev, st, kStallsOther, [&](size_t s) { return (r[s] & kOtherKey) != 0; });
   }
   for (const auto& node : g.nodes) {
     if (node.value_ids.empty() || !value_reach_[node.dfa].empty()) continue;

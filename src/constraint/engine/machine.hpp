@@ -139,12 +139,18 @@ class Machine {
   uint64_t key_reach(uint32_t dfa, int32_t q) const noexcept {
     return reach_[dfa][static_cast<size_t>(q)];
   }
-  // Key DFA state q can still reach a non-final state that no key resolves
-  // from (its reach is empty): reading on from q may be refused midway, so
-  // a mask by the DFA alone would not be exact there.
-  bool key_may_stall(uint32_t dfa, int32_t q) const noexcept {
-    return stall_[dfa][static_cast<size_t>(q)] != 0;
+  // Whether the key read so far in state q can go on token by token with
+  // the key DFA alone deciding (the leaf entries' premise): every non-final
+  // state ahead must still reach a key the object can take. True when no
+  // state ahead has empty reach and every key q reaches is available, or
+  // when every state ahead can still become some other name and the object
+  // takes one.
+  bool key_reads_freely(uint32_t dfa, int32_t q, uint64_t available) const noexcept {
+    const uint8_t s = stall_[dfa][static_cast<size_t>(q)];
+    return (!(s & kStallsEmpty) && (key_reach(dfa, q) & ~available) == 0) ||
+           (!(s & kStallsOther) && (available & kOtherKey) != 0);
   }
+  static constexpr uint64_t kOtherKey = uint64_t{1} << 63;
   // Value-id leaf DFA state → the value ids it can still end as.
   uint64_t value_reach(uint32_t dfa, int32_t q) const noexcept {
     return value_reach_[dfa][static_cast<size_t>(q)];
@@ -196,7 +202,10 @@ class Machine {
   static ObjectInfo object_info(const Grammar& g, const GrammarNode& obj);
 
   std::vector<std::vector<uint64_t>> reach_;        // per DFA used as a key DFA
-  std::vector<std::vector<uint8_t>> stall_;         // per key DFA: key_may_stall
+  // Per key DFA state: some non-final state ahead has empty reach
+  // (kStallsEmpty), or lacks the other-name bit (kStallsOther).
+  static constexpr uint8_t kStallsEmpty = 1, kStallsOther = 2;
+  std::vector<std::vector<uint8_t>> stall_;
   std::vector<std::vector<uint64_t>> value_reach_;  // per DFA of a value-id leaf
   std::vector<int32_t> other_final_;                // per key DFA
   std::vector<LengthBounds> lengths_;               // per DFA read by a counting leaf

@@ -165,13 +165,10 @@ bool MaskWalker::cached_one(size_t which, std::span<uint32_t> mask) {
       if (!lengths->unbounded && top.n < node.min_chars) return false;
     }
   } else if (!node.pattern_props.empty()) {
-    // Whether a key resolves depends on both regex flavours: the entry is
-    // exact when no state ahead is refused for that and every key the state
-    // can still reach is available.
+    // Whether a key resolves depends on both regex flavours and on the
+    // names read so far; exits are checked by the machine below.
     const Frame& obj = root_cfg[root_cfg.size() - 2];
-    if (m_.key_may_stall(node.key_dfa, top.q) ||
-        (m_.key_reach(node.key_dfa, top.q) & ~m_.available_keys(obj)))
-      return false;
+    if (!m_.key_reads_freely(node.key_dfa, top.q, m_.available_keys(obj))) return false;
   } else if (node.additional == kNoNode) {
     // Without "any other key", the entry is exact only when every key the
     // state can still reach is available.
