@@ -187,6 +187,11 @@ constexpr const char* kPatternKeys = R"({"type":"object","properties":{"id":{"ty
 constexpr const char* kOpenPatternKeys = R"({"type":"object","properties":{
     "search":{"type":"boolean"},"sea":{"type":"boolean"}},"patternProperties":{".*":{"type":"boolean"}}})";
 
+// Counted pattern keys and values, read near and far from their bounds.
+constexpr const char* kCountedKeys = R"({"type":"object","patternProperties":{
+    "^[a-z0-9]{1,300}$":{"anyOf":[{"type":"integer"},{"type":"string","pattern":"^[a-z]{2,200}$"}]}},
+    "additionalProperties":false})";
+
 // Runs f in a child process first, so that a crash fails the calling test
 // instead of ending the whole test binary. True when f returned normally.
 template <class F>
@@ -273,7 +278,10 @@ TEST(JsonSchemaEngine, MaskEqualsBruteForceOverTheVocabulary) {
     const char* schema;
     const char* prefix;  // read first, token by token
   };
-  const Case cases[] = {{kPerson, R"({"na)"},
+  // A counted key 8 characters short of its bound: longer tokens must go.
+  static const std::string near_bound = "{\"" + std::string(292, 'k');
+  const Case cases[] = {{kCountedKeys, near_bound.c_str()},
+                        {kPerson, R"({"na)"},
                         {kPerson, R"({"name": "Ad)"},
                         {kPerson, R"({"name":"A","age":3,"tags":["b)"},
                         {R"({"type":"string","maxLength":3})", R"("a)"},
@@ -291,6 +299,8 @@ TEST(JsonSchemaEngine, MaskEqualsBruteForceOverTheVocabulary) {
                         {kPatternKeys, R"({"x-A": 1, "i)"},
                         {kPatternKeys, R"({"abcdefghijklmnopqrstuvwxyz0123456789ab)"},
                         {kPatternKeys, R"({"z)"},
+                        {kCountedKeys, R"({"abcdefgh)"},
+                        {kCountedKeys, R"({"a": 1, "abcdefghijklmnopqrstuvwxyz0123456789": "abcdefghijklmnopq)"},
                         {kOpenPatternKeys, R"({"search": true, ")"},
                         {kOpenPatternKeys, R"({"search": true, "sea)"},
                         {kOpenPatternKeys, R"({"search": true, "sea": false, "sea)"}};
