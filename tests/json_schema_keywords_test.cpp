@@ -943,6 +943,22 @@ TEST(JsonSchemaKeywords, OneOfOfListedValuesKeepsValuesOfExactlyOneBranch) {
                 {"3", R"("x")", "3.0"}, {"2", "1", "4"});
 }
 
+// A key that can only name a `false` pattern is refused as soon as no
+// other name can follow from its prefix (a dead end otherwise: the key
+// could never close). Verdicts: jsonschema.
+TEST(JsonSchemaKeywords, KeyPrefixOfOnlyFalsePatternsIsRefused) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  const char* schema = R"({"type":"object","properties":{"zab":{"type":"integer"}},
+      "patternProperties":{"^zz":false,"^z[a-y]+$":{"type":"integer"}},
+      "additionalProperties":false})";
+  EXPECT_TRUE(prefix_ok(schema, R"({"z)"));
+  EXPECT_TRUE(prefix_ok(schema, R"({"za)"));
+  EXPECT_FALSE(prefix_ok(schema, R"({"zz)"));
+  EXPECT_FALSE(prefix_ok(schema, R"({"zza)"));
+  expect_schema(schema, {R"({"zab": 1})", R"({"zq": 2})"},
+                {R"({"zz": 1})", R"({"zzb": 1})", R"({"zab": "x"})"});
+}
+
 // A name no draft defines is an annotation: validators (jsonschema's
 // FormatChecker, and the spec's "unknown formats" rule) accept any string.
 TEST(JsonSchemaKeywords, FormatOutsideEveryDraftConstrainsNothing) {

@@ -1,5 +1,7 @@
 #include "constraint/engine/machine.hpp"
 
+#include <map>
+
 #include <algorithm>
 #include <bit>
 #include <deque>
@@ -65,21 +67,24 @@ void count_byte(Frame& f, uint8_t b) noexcept {
   }
 }
 
+uint32_t undeclared_key_value(const GrammarNode& obj, std::span<const uint32_t> labels);
+
 // The key_reach bits of a key ending with these labels: the declared
 // property it names, else bit 63 when it resolves (patterns that agree
-// across regex flavours, or any other name); none when it cannot resolve.
-uint64_t resolvable_bits(const GrammarNode& obj, std::span<const uint32_t> labels) {
+// across regex flavours, or any other name) to a value that can exist;
+// none otherwise (a `false` pattern, say).
+uint64_t resolvable_bits(const Grammar& g, const GrammarNode& obj,
+                         std::span<const uint32_t> labels) {
+  // A declared name keeps its bit even when its value cannot exist: the
+  // object's available keys leave such names out, and the any-name mask
+  // path follows declared spellings to refuse them.
   const auto np = static_cast<uint32_t>(obj.props.size());
-  const auto npp = static_cast<uint32_t>(obj.pattern_props.size());
   uint64_t bits = 0;
-  bool other = false, ambiguous = false;
-  for (uint32_t l : labels) {
+  for (uint32_t l : labels)
     if (l < np) bits |= label_bit(obj, l);
-    if (l >= np + 2 * npp) other = true;
-  }
   if (bits) return bits;
-  const auto patterns = matched_patterns(labels, np, npp, &ambiguous);
-  return !ambiguous && (!patterns.empty() || other) ? kOtherBit : 0;
+  const uint32_t v = undeclared_key_value(obj, labels);
+  return v != kNoNode && g.nodes[v].kind != NodeKind::kNever ? kOtherBit : 0;
 }
 
 // The value node of a key ending with these labels when it names no
@@ -151,8 +156,7 @@ static void mark_stalls(const Dfa& d, const DfaPredecessors& rev, std::vector<ui
 
 Machine::Machine(const Grammar& g)
     : g_(g),
-      reach_(g.dfas.size()),
-      stall_(g.dfas.size()),
+      key_reach_id_(g.nodes.size(), 0),
       value_reach_(g.dfas.size()),
       other_final_(g.dfas.size(), -1),
       lengths_(g.dfas.size()),
@@ -164,25 +168,35 @@ Machine::Machine(const Grammar& g)
       lengths_[g.nodes[i].dfa] = LengthBounds::of(*g.dfas[g.nodes[i].dfa]);
     }
   }
-  for (const auto& node : g.nodes) {
-    if (node.kind != NodeKind::kObject || !reach_[node.key_dfa].empty()) continue;
+  // Key reach depends on the key DFA and on which labels lead to a value
+  // that cannot exist: objects alike in both share one table.
+  std::map<std::pair<uint32_t, std::vector<uint64_t>>, uint32_t> shared;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const GrammarNode& node = g.nodes[i];
+    if (node.kind != NodeKind::kObject) continue;
     const Dfa& d = *g.dfas[node.key_dfa];
-    auto& r = reach_[node.key_dfa];
-    r.assign(d.states(), 0);
+    std::vector<uint64_t> r(d.states(), 0);
+    std::vector<uint64_t> sig;  // the accepting states' bits
     for (size_t s = 0; s < d.states(); ++s) {
       const auto st = static_cast<int32_t>(s);
-      r[s] = resolvable_bits(node, d.labels(st));
+      r[s] = resolvable_bits(g, node, d.labels(st));
+      if (d.accepting(st)) sig.push_back(r[s]);
       if (d.final(st) && d.labels(st).size() == 1 && node.additional != kNoNode &&
           d.labels(st)[0] == node.props.size() + 2 * node.pattern_props.size()) {
         other_final_[node.key_dfa] = st;
       }
     }
+    const auto [at, fresh] =
+        shared.emplace(std::pair{node.key_dfa, std::move(sig)}, static_cast<uint32_t>(reach_.size()));
+    key_reach_id_[i] = at->second;
+    if (!fresh) continue;
     propagate_reach(d, r);
-    auto& st = stall_[node.key_dfa];
-    st.assign(d.states(), 0);
+    std::vector<uint8_t> st(d.states(), 0);
     const DfaPredecessors rev = d.predecessors();
     mark_stalls(d, rev, st, kStallsEmpty, [&](size_t s) { return r[s] != 0; });
     mark_stalls(d, rev, st, kStallsOther, [&](size_t s) { return (r[s] & kOtherKey) != 0; });
+    reach_.push_back(std::move(r));
+    stall_.push_back(std::move(st));
   }
   for (const auto& node : g.nodes) {
     if (node.value_ids.empty() || !value_reach_[node.dfa].empty()) continue;
@@ -330,7 +344,7 @@ uint64_t Machine::available_keys(const Frame& obj) const noexcept {
 bool Machine::leaf_advance(const Frame* below, Frame& top, uint8_t b, int32_t q2) const noexcept {
   const GrammarNode& node = g_.nodes[top.node];
   if (top.kind == FrameKind::kKey) {
-    if ((key_reach(node.key_dfa, q2) & available_keys(*below)) == 0) return false;
+    if ((key_reach(top.node, q2) & available_keys(*below)) == 0) return false;
     top.n = static_cast<uint32_t>(g_.dfas[7]->next(static_cast<int32_t>(top.n), b));
   } else if (!value_available(below, node, q2)) {
     return false;
@@ -518,7 +532,7 @@ bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
         const Dfa& any_string = *g_.dfas[7];  // StandardDfas::key
         k.n = static_cast<uint32_t>(any_string.next(any_string.start(), b));
         if (k.q < 0) return false;
-        if ((key_reach(obj.key_dfa, k.q) & available_keys(t)) == 0) return false;
+        if ((key_reach(t.node, k.q) & available_keys(t)) == 0) return false;
         frames.push_back(k);
         return true;
       }

@@ -134,10 +134,11 @@ class Machine {
   bool can_continue(const ConfigSet& s) const;
 
   const Grammar& grammar() const noexcept { return g_; }
-  // Key DFA state → which labels can still be reached (bit i: declared
-  // property i < 63; bit 63: any other label).
-  uint64_t key_reach(uint32_t dfa, int32_t q) const noexcept {
-    return reach_[dfa][static_cast<size_t>(q)];
+  // Object node's key DFA state → which labels can still be reached to a
+  // value that can exist (bit i: declared property i < 63; bit 63: any
+  // other label).
+  uint64_t key_reach(uint32_t obj, int32_t q) const noexcept {
+    return reach_[key_reach_id_[obj]][static_cast<size_t>(q)];
   }
   // Whether the key read so far in state q can go on token by token with
   // the key DFA alone deciding (the leaf entries' premise): every non-final
@@ -145,9 +146,9 @@ class Machine {
   // state ahead has empty reach and every key q reaches is available, or
   // when every state ahead can still become some other name and the object
   // takes one.
-  bool key_reads_freely(uint32_t dfa, int32_t q, uint64_t available) const noexcept {
-    const uint8_t s = stall_[dfa][static_cast<size_t>(q)];
-    return (!(s & kStallsEmpty) && (key_reach(dfa, q) & ~available) == 0) ||
+  bool key_reads_freely(uint32_t obj, int32_t q, uint64_t available) const noexcept {
+    const uint8_t s = stall_[key_reach_id_[obj]][static_cast<size_t>(q)];
+    return (!(s & kStallsEmpty) && (key_reach(obj, q) & ~available) == 0) ||
            (!(s & kStallsOther) && (available & kOtherKey) != 0);
   }
   static constexpr uint64_t kOtherKey = uint64_t{1} << 63;
@@ -201,7 +202,8 @@ class Machine {
   const Grammar& g_;
   static ObjectInfo object_info(const Grammar& g, const GrammarNode& obj);
 
-  std::vector<std::vector<uint64_t>> reach_;        // per DFA used as a key DFA
+  std::vector<uint32_t> key_reach_id_;              // per object node: its reach_/stall_ table
+  std::vector<std::vector<uint64_t>> reach_;
   // Per key DFA state: some non-final state ahead has empty reach
   // (kStallsEmpty), or lacks the other-name bit (kStallsOther).
   static constexpr uint8_t kStallsEmpty = 1, kStallsOther = 2;

@@ -117,7 +117,7 @@ void MaskWalker::walk_below(uint32_t node, std::span<uint32_t> mask) {
 
 // Trie nodes below `node` where key DFA state q reaches a final state on a
 // path that can still spell a declared property.
-void MaskWalker::declared_exits(const Dfa& d, uint32_t key_dfa, uint32_t node, int32_t q) {
+void MaskWalker::declared_exits(const Dfa& d, uint32_t obj, uint32_t node, int32_t q) {
   const auto nodes = trie_.nodes();
   const uint32_t end = node == 0 ? static_cast<uint32_t>(nodes.size()) : nodes[node].end;
   for (uint32_t c = node + 1; c < end; c = nodes[c].end) {
@@ -125,8 +125,8 @@ void MaskWalker::declared_exits(const Dfa& d, uint32_t key_dfa, uint32_t node, i
     if (q2 < 0) continue;
     if (d.final(q2)) {
       overrides_.push_back({c, q2});
-    } else if (m_.key_reach(key_dfa, q2) & ~(uint64_t{1} << 63)) {
-      declared_exits(d, key_dfa, c, q2);
+    } else if (m_.key_reach(obj, q2) & ~Machine::kOtherKey) {
+      declared_exits(d, obj, c, q2);
     }
   }
 }
@@ -168,12 +168,12 @@ bool MaskWalker::cached_one(size_t which, std::span<uint32_t> mask) {
     // Whether a key resolves depends on both regex flavours and on the
     // names read so far; exits are checked by the machine below.
     const Frame& obj = root_cfg[root_cfg.size() - 2];
-    if (!m_.key_reads_freely(node.key_dfa, top.q, m_.available_keys(obj))) return false;
+    if (!m_.key_reads_freely(top.node, top.q, m_.available_keys(obj))) return false;
   } else if (node.additional == kNoNode) {
     // Without "any other key", the entry is exact only when every key the
     // state can still reach is available.
     const Frame& obj = root_cfg[root_cfg.size() - 2];
-    if (m_.key_reach(node.key_dfa, top.q) & ~m_.available_keys(obj)) return false;
+    if (m_.key_reach(top.node, top.q) & ~m_.available_keys(obj)) return false;
   }
   const bool standard =
       m_.grammar().shared_dfa[top.kind == FrameKind::kKey ? node.key_dfa : node.dfa];
@@ -188,7 +188,7 @@ bool MaskWalker::cached_one(size_t which, std::span<uint32_t> mask) {
     const Dfa& any = *caches_.standard_dfas[7];  // StandardDfas::key
     entry = caches_.standard->get(trie_, {&any, static_cast<int32_t>(top.n), 0, false});
     other_final = m_.other_final(node.key_dfa);
-    declared_exits(dfa, node.key_dfa, 0, top.q);
+    declared_exits(dfa, top.node, 0, top.q);
     std::sort(overrides_.begin(), overrides_.end());
   } else {
     LeafCache* cache = standard ? caches_.standard : caches_.grammar;

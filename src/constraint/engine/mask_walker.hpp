@@ -46,7 +46,7 @@ class MaskWalker {
   void allow_tokens(uint32_t node, std::span<uint32_t> mask) const;
   bool cached(std::span<uint32_t> mask);
   bool cached_one(size_t k, std::span<uint32_t> mask);
-  void declared_exits(const Dfa& d, uint32_t key_dfa, uint32_t node, int32_t q);
+  void declared_exits(const Dfa& d, uint32_t obj, uint32_t node, int32_t q);
 
   const TokenTrie& trie_;
   const Machine& m_;
