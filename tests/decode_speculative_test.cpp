@@ -251,3 +251,49 @@ TEST(DecodeSpeculative, StochasticSpeculationIsDeterministicPerSeed) {
       "[ speculative ] stochastic ngram: drafted %zu accepted %zu, steps %zu for %zu tokens\n",
       ra.stats.drafted, ra.stats.accepted, ra.stats.steps, ra.tokens.size());
 }
+
+// The one request → options path of the CLI and the server.
+TEST(DecodeSpeculative, GenerationPlanBuildsSpeculationAndChecksTheSpec) {
+  GenerationSpec spec;
+  spec.sampler.temperature = 0.8f;
+  spec.sampler.seed = 99;
+  spec.max_tokens = 60;
+  spec.speculation = Speculation::kNgram;
+  const std::string rendered = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n";
+  GenerationPlan plan = GenerationPlan::build(spec, qwen3().vocab(), rendered, nullptr);
+  ASSERT_NE(plan.drafter, nullptr);
+  EXPECT_EQ(plan.options.speculative.drafter, plan.drafter.get());
+  EXPECT_TRUE(plan.options.speculative.stochastic);  // sampling: drafts verified stochastically
+  EXPECT_EQ(plan.options.max_tokens, 60u);
+  // A moved plan keeps its drafter, and the loop runs it like hand-built options.
+  GenerationPlan moved = std::move(plan);
+  EXPECT_EQ(moved.options.speculative.drafter, moved.drafter.get());
+  ScriptedModel m(drive_options(Drive::kHost, repetitive_script()));
+  const auto r = run(m, moved.options);
+  EXPECT_EQ(r.tokens.size(), 60u);
+  EXPECT_GT(r.stats.accepted, 0u);
+
+  spec.sampler.temperature = 0.0f;
+  EXPECT_FALSE(GenerationPlan::build(spec, qwen3().vocab(), rendered, nullptr)
+                   .options.speculative.stochastic);
+  auto param_of = [&](GenerationSpec s) {
+    try {
+      (void)GenerationPlan::build(s, qwen3().vocab(), rendered, nullptr);
+    } catch (const Error& e) {
+      return e.param();
+    }
+    return std::string("none");
+  };
+  GenerationSpec bad = spec;
+  bad.max_draft = 0;
+  EXPECT_EQ(param_of(bad), "max_draft");
+  bad = spec;
+  bad.penalties.logit_bias = {{static_cast<std::int32_t>(qwen3().vocab().size()), 1.0f}};
+  EXPECT_EQ(param_of(bad), "logit_bias");
+  bad = spec;
+  bad.sampler.temperature = -1.0f;
+  EXPECT_EQ(param_of(bad), "temperature");
+  bad = spec;
+  bad.max_tokens = 0;
+  EXPECT_EQ(param_of(bad), "max_tokens");
+}

@@ -157,7 +157,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"("response_format": {"type": "json_schema", "json_schema": {"name": "x"}})",
                 "response_format.json_schema.schema"},
         BadCase{R"("response_format": "json")", "response_format"},
-        BadCase{R"("speculative": "ngram")", "speculative"},  // temperature defaults to 1
         BadCase{R"("speculative": "medusa", "temperature": 0)", "speculative"},
         BadCase{R"("speculative": {"max_draft": 0}, "temperature": 0)", "speculative.max_draft"},
         BadCase{R"("stream_options": {"include_usage": true})", "stream_options"},

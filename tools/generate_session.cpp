@@ -65,7 +65,8 @@ void GenerateArgs::add_to(CLI::App& cmd) {
   cmd.add_option("--max-tokens", max_tokens, "Most tokens to generate");
   cmd.add_option("--stop", stop, "Stop string (repeatable)");
   cmd.add_flag("--stream", stream, "Print text as it is produced");
-  cmd.add_option("--speculative", speculative, "ngram (greedy) or ngram-stochastic")
+  cmd.add_option("--speculative", speculative,
+                 "ngram: prompt-lookup drafts (verified stochastically when sampling)")
       ->check(CLI::IsMember({"", "ngram", "ngram-stochastic"}));
   cmd.add_option("--draft", draft, "Draft tokens per speculative step");
   cmd.add_option("--thinking-budget", thinking_budget,
@@ -121,16 +122,6 @@ GenerateSession::GenerateSession(GenerateArgs& a) : a_(a) {
     prompt_.assign(ids.begin(), ids.end());
   }
 
-  // Sampling, stops, logprobs.
-  opt_.sampler = a.sampling.sampler();
-  opt_.sampler.top_logprobs_k = a.logprobs;
-  opt_.penalties = a.sampling.penalties(static_cast<std::int64_t>(tok.vocab().size()));
-  opt_.max_tokens = a.max_tokens;
-  opt_.stop = a.stop;
-
-  // Think routing when the vocabulary has the markers.
-  opt_.think = think_options_for(tok.vocab(), rendered, a.thinking_budget);
-
   // Constraint.
   if (a.grammar.given() && (a.json_object || !a.json_schema.empty())) {
     throw Error(ErrorCode::kInvalidArgument, "grammar",
@@ -140,7 +131,6 @@ GenerateSession::GenerateSession(GenerateArgs& a) : a_(a) {
   if (a.grammar.given()) {
     cfg_grammar_ = a.grammar.compile(TokenIndex::build(tok.shared_vocab()));
     constraint_ = std::make_unique<GrammarConstraint>(cfg_grammar_);
-    opt_.constraint = constraint_.get();
   }
   if (a.json_object || !a.json_schema.empty()) {
     if (a.json_object && !a.json_schema.empty()) {
@@ -151,16 +141,20 @@ GenerateSession::GenerateSession(GenerateArgs& a) : a_(a) {
     grammar_ = a.json_object ? JsonGrammar::any_object(index)
                              : JsonGrammar::from_schema(index, read_file(a.json_schema));
     constraint_ = std::make_unique<JsonConstraint>(grammar_);
-    opt_.constraint = constraint_.get();
   }
 
-  // Speculation.
-  if (!a.speculative.empty()) {
-    drafter_ = std::make_unique<NgramDrafter>();
-    opt_.speculative.drafter = drafter_.get();
-    opt_.speculative.max_draft = a.draft;
-    opt_.speculative.stochastic = a.speculative == "ngram-stochastic";
-  }
+  // Sampling, stops, logprobs, think routing and speculation: the same
+  // plan the server builds from a request.
+  GenerationSpec spec;
+  spec.sampler = a.sampling.sampler();
+  spec.sampler.top_logprobs_k = a.logprobs;
+  spec.penalties = a.sampling.penalties(static_cast<std::int64_t>(tok.vocab().size()));
+  spec.max_tokens = a.max_tokens;
+  spec.stop = a.stop;
+  spec.thinking_budget = a.thinking_budget;
+  if (!a.speculative.empty()) spec.speculation = Speculation::kNgram;
+  spec.max_draft = a.draft;
+  plan_ = GenerationPlan::build(spec, tok.vocab(), rendered, constraint_.get());
 }
 
 GenerateSession::~GenerateSession() = default;
@@ -172,9 +166,9 @@ void GenerateSession::reset() {
 
 GenerateResult GenerateSession::run(const TokenCallback& on_token) {
   if (a_.dump_logits.empty())
-    return generate(*model_, tokenizer().vocab(), prompt_, opt_, on_token);
+    return generate(*model_, tokenizer().vocab(), prompt_, plan_.options, on_token);
   RecordingModel rec(*model_);
-  GenerateResult r = generate(rec, tokenizer().vocab(), prompt_, opt_, on_token);
+  GenerateResult r = generate(rec, tokenizer().vocab(), prompt_, plan_.options, on_token);
   write_npy_f32(a_.dump_logits, rec.rows.data(), rec.n_rows,
                 static_cast<std::int64_t>(model_->logits_width()));
   return r;

@@ -11,6 +11,7 @@
 
 #include "grammar_flags.hpp"
 #include "nextok/generate.hpp"
+#include "nextok/generation_spec.hpp"
 #include "nextok/json_schema.hpp"
 #include "nextok/llama.hpp"
 #include "sampling_flags.hpp"
@@ -32,7 +33,7 @@ struct GenerateArgs {
   std::uint32_t max_tokens = 256;
   std::vector<std::string> stop;
   bool stream = false;
-  std::string speculative;  // "" or "ngram"
+  std::string speculative;  // "" or "ngram" ("ngram-stochastic": the same)
   std::uint32_t draft = 4;
   std::optional<std::uint32_t> thinking_budget;
   unsigned threads = 0;
@@ -52,7 +53,7 @@ class GenerateSession {
   const std::vector<std::int32_t>& prompt() const noexcept { return prompt_; }
   const Tokenizer& tokenizer() const noexcept { return model_->tokenizer(); }
   LlamaModel& model() noexcept { return *model_; }
-  GenerateOptions& options() noexcept { return opt_; }
+  GenerateOptions& options() noexcept { return plan_.options; }
   // Starts again from an empty context (benchmark repeats).
   void reset();
 
@@ -66,8 +67,7 @@ class GenerateSession {
   std::shared_ptr<const JsonGrammar> grammar_;
   std::shared_ptr<const Grammar> cfg_grammar_;
   std::unique_ptr<ConstraintEngine> constraint_;
-  std::unique_ptr<Drafter> drafter_;
-  GenerateOptions opt_;
+  GenerationPlan plan_;
   double load_seconds_ = 0.0;
 };
 

@@ -8,6 +8,7 @@
 #include "nextok/error.hpp"
 #include "nextok/generate.hpp"
 #include "nextok/generation.hpp"
+#include "nextok/generation_spec.hpp"
 #include "nextok/gguf.hpp"
 #include "nextok/grammar.hpp"
 #include "nextok/json_schema.hpp"

@@ -456,12 +456,7 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint,
   }
   if (const json* v = field(body, "thinking_budget"))
     r.thinking_budget = static_cast<std::uint32_t>(integer(*v, "thinking_budget", 0, kMaxTokens));
-  parse_speculative(body, r);
-  if (r.speculative && r.sampler.sampling_active()) {
-    throw ApiError::bad_param("speculative",
-                              "speculative decoding is greedy: set temperature to 0 (OpenAI's "
-                              "default temperature is 1).");
-  }
+  parse_speculative(body, r);  // with temperature > 0, drafts are verified stochastically
   if (const json* v = field(body, "stream")) r.stream = boolean(*v, "stream");
   if (const json* so = field(body, "stream_options")) {
     if (!r.stream)

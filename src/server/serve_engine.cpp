@@ -4,6 +4,7 @@
 
 #include "memory.hpp"
 #include "nextok/error.hpp"
+#include "nextok/generation_spec.hpp"
 #include "nextok/version.hpp"
 
 namespace nextok::server {
@@ -248,35 +249,24 @@ std::shared_ptr<Job> ServeEngine::prepare(const ApiRequest& r,
         std::min<std::size_t>(options_.default_max_tokens, context_ - n_prompt - margin));
   }
 
-  const auto V = static_cast<std::int64_t>(vocab().size());
-  for (const auto& [id, bias] : r.penalties.logit_bias) {
-    if (id >= V) {
-      throw ApiError::bad_param("logit_bias", "logit_bias names token " + std::to_string(id) +
-                                                  ", outside the vocabulary (" + std::to_string(V) +
-                                                  " ids).");
-    }
-  }
-  o.sampler = r.sampler;
-  o.penalties = r.penalties;
+  // The request's generation, built as the CLI builds its flags.
+  GenerationSpec spec;
+  spec.sampler = r.sampler;
+  spec.penalties = r.penalties;
+  spec.max_tokens = o.max_tokens;
+  spec.stop = r.stop;
+  spec.thinking_budget = r.thinking_budget;
+  if (r.speculative) spec.speculation = Speculation::kNgram;
+  spec.max_draft = r.max_draft;
   try {
-    o.sampler.validate();
-    o.penalties.validate();
+    GenerationPlan plan = GenerationPlan::build(spec, vocab(), rendered, nullptr);
+    o = std::move(plan.options);
+    job->drafter = std::move(plan.drafter);
   } catch (const Error& e) {
     throw ApiError::from(e);
   }
-  o.stop = r.stop;
-  try {
-    o.think = think_options_for(vocab(), rendered, r.thinking_budget);
-  } catch (const Error& e) {
-    throw ApiError::bad_param(e.param(), e.what());
-  }
-  job->constraint = constraint_for(r, cancel);
+  job->constraint = constraint_for(r, cancel);  // after the cheap checks
   o.constraint = job->constraint.get();
-  if (r.speculative) {
-    job->drafter = std::make_unique<NgramDrafter>();
-    o.speculative.drafter = job->drafter.get();
-    o.speculative.max_draft = r.max_draft;
-  }
   return job;
 }
 
