@@ -196,6 +196,10 @@ int run(const MaskbenchArgs& a) {
       size_t vr = 0, ia = 0;
       const size_t first_mask = tbm.size();
       json failures = json::array();
+      // Where the schema's slowest mask was computed: the state a tail
+      // figure comes from.
+      double slowest = -1;
+      json slowest_at;
       for (size_t ti = 0; ti < s.tests.size(); ++ti) {
         const json& t = s.tests[ti];
         // `text`: the exact spelling to walk (generated oracles vary
@@ -214,6 +218,12 @@ int run(const MaskbenchArgs& a) {
           const auto m0 = Clock::now();
           c.step_mask(mask);
           tbm.push_back(us_since(m0));
+          if (tbm.back() > slowest) {
+            slowest = tbm.back();
+            std::string before;
+            for (size_t k = 0; k < at; ++k) before += vocab.bytes(ids[k]);
+            slowest_at = {{"test", ti}, {"token", at}, {"after", utf8_prefix(before, 200)}};
+          }
           if (at == ids.size()) {
             ok = std::any_of(vocab.eos_ids().begin(), vocab.eos_ids().end(),
                              [&](uint32_t e) { return (mask[e >> 5] >> (e & 31)) & 1u; });
@@ -240,8 +250,11 @@ int run(const MaskbenchArgs& a) {
       line["invalid_accepted"] = ia;
       line["passing"] = pass;
       if (tbm.size() > first_mask)
+      {
         line["tbm_max_us"] =
             *std::max_element(tbm.begin() + static_cast<ptrdiff_t>(first_mask), tbm.end());
+        line["tbm_max_at"] = slowest_at;
+      }
       if (!failures.empty()) line["failures"] = failures;
       if (!a.quiet) std::printf("%s\n", line.dump().c_str());
     }
