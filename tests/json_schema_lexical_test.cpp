@@ -301,6 +301,14 @@ TEST(JsonSchemaEngine, MaskEqualsBruteForceOverTheVocabulary) {
                         {kPatternKeys, R"({"z)"},
                         {kCountedKeys, R"({"abcdefgh)"},
                         {kCountedKeys, R"({"a": 1, "abcdefghijklmnopqrstuvwxyz0123456789": "abcdefghijklmnopq)"},
+                        // Value starts, where the walk enters strings: free text,
+                        // and text that excludes an ASCII and a two-byte character.
+                        {kPerson, R"({"name": )"},
+                        {R"({"type":"array","items":{"type":"string"}})", "["},
+                        {R"({"type":"array","items":{"type":"string","pattern":"^[^x\u00e9]*$"}})",
+                         R"(["a", )"},
+                        {R"({"type":"array","items":{"type":"string","pattern":"^[^\u4e2d]*$"}})",
+                         "["},
                         {kOpenPatternKeys, R"({"search": true, ")"},
                         {kOpenPatternKeys, R"({"search": true, "sea)"},
                         {kOpenPatternKeys, R"({"search": true, "sea": false, "sea)"}};
