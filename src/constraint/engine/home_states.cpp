@@ -4,11 +4,11 @@
 
 namespace nextok::constraint {
 
-void HomeStates::learn(int32_t q) {
+void HomeStates::learn_ascii(int32_t q) {
   const auto k = static_cast<size_t>(q);
   for (int b = 0; b < 128; ++b)
     if (d_.next(q, static_cast<uint8_t>(b)) == q) loop_[k][b >> 6] |= uint64_t{1} << (b & 63);
-  known_[k] = chars_home(q) ? kCharsHome : kLearned;
+  known_[k] = kAscii;
 }
 
 // RFC 3629: lead byte ranges and the ranges of the bytes after them.

@@ -23,16 +23,20 @@ class HomeStates {
   // not final.
   bool keeps(int32_t q, const TokenTrie::Bytes& below, uint8_t utf8) {
     const auto k = static_cast<size_t>(q);
-    if (!known_[k]) learn(q);
+    if (!known_[k]) learn_ascii(q);
     const TokenTrie::Bytes& loop = loop_[k];
     if ((below[0] & ~loop[0]) || (below[1] & ~loop[1])) return false;  // ASCII
     if ((below[2] | below[3]) == 0) return true;
-    return known_[k] == kCharsHome && (utf8 & 1);  // suffixes well-formed from a boundary
+    if (!(utf8 & 1)) return false;  // suffixes must be well-formed from a boundary
+    // The character check costs thousands of steps: only for states whose
+    // ASCII already keeps a subtree.
+    if (known_[k] == kAscii) known_[k] = chars_home(q) ? kCharsHome : kCharsLeave;
+    return known_[k] == kCharsHome;
   }
 
  private:
-  static constexpr uint8_t kLearned = 1, kCharsHome = 2;
-  void learn(int32_t q);
+  static constexpr uint8_t kAscii = 1, kCharsHome = 2, kCharsLeave = 3;
+  void learn_ascii(int32_t q);
   bool chars_home(int32_t q) const;
 
   const Dfa& d_;
