@@ -395,14 +395,17 @@ TEST(RegexDfa, ErrorsAreTypedAndPointAtTheProblem) {
   EXPECT_THROW((void)Dfa::compile("(a|b)*a(a|b){12}", small), nextok::Error);
 }
 
-TEST(RegexDfa, TrieWalkEqualsBruteForceOnARealVocabulary) {
+std::filesystem::path llama_dir() {
 #ifdef NEXTOK_TOKENIZERS_DIR
-  const auto dir = std::filesystem::path(NEXTOK_TOKENIZERS_DIR) / "llama3.1";
+  return std::filesystem::path(NEXTOK_TOKENIZERS_DIR) / "llama3.1";
 #else
-  const auto dir = std::filesystem::path("/nonexistent");
+  return "/nonexistent";
 #endif
-  NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(dir / "tokenizer.json"), dir);
-  const auto vocab = nextok::load_vocabulary(dir);
+}
+
+TEST(RegexDfa, TrieWalkEqualsBruteForceOnARealVocabulary) {
+  NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(llama_dir() / "tokenizer.json"), llama_dir());
+  const auto vocab = nextok::load_vocabulary(llama_dir());
   const nextok::constraint::TokenTrie trie(*vocab);
   for (const char* p :
        {"[0-9]{1,4}(\\.[0-9]+)?", " ?(true|false|null)", "\"[a-z ]*\"", "\\p{L}*", "[^\"\\\\]*"}) {
@@ -430,13 +433,8 @@ TEST(RegexDfa, TrieWalkEqualsBruteForceOnARealVocabulary) {
 // stays live and not final. Content states of JSON strings that exclude an
 // ASCII, a two-byte and a three-byte character, and free text.
 TEST(RegexDfa, HomeStatesKeepOnlySubtreesThatStayInside) {
-#ifdef NEXTOK_TOKENIZERS_DIR
-  const auto dir = std::filesystem::path(NEXTOK_TOKENIZERS_DIR) / "llama3.1";
-#else
-  const auto dir = std::filesystem::path("/nonexistent");
-#endif
-  NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(dir / "tokenizer.json"), dir);
-  const auto vocab = nextok::load_vocabulary(dir);
+  NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(llama_dir() / "tokenizer.json"), llama_dir());
+  const auto vocab = nextok::load_vocabulary(llama_dir());
   const nextok::constraint::TokenTrie trie(*vocab);
   const auto nodes = trie.nodes();
   const auto below = trie.bytes_below();
