@@ -249,8 +249,7 @@ int run(const MaskbenchArgs& a) {
       line["valid_rejected"] = vr;
       line["invalid_accepted"] = ia;
       line["passing"] = pass;
-      if (tbm.size() > first_mask)
-      {
+      if (tbm.size() > first_mask) {
         line["tbm_max_us"] =
             *std::max_element(tbm.begin() + static_cast<ptrdiff_t>(first_mask), tbm.end());
         line["tbm_max_at"] = slowest_at;

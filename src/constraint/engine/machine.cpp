@@ -1,10 +1,9 @@
 #include "constraint/engine/machine.hpp"
 
-#include <map>
-
 #include <algorithm>
 #include <bit>
 #include <deque>
+#include <map>
 
 namespace nextok::constraint {
 
@@ -186,8 +185,8 @@ Machine::Machine(const Grammar& g)
         other_final_[node.key_dfa] = st;
       }
     }
-    const auto [at, fresh] =
-        shared.emplace(std::pair{node.key_dfa, std::move(sig)}, static_cast<uint32_t>(reach_.size()));
+    const auto [at, fresh] = shared.emplace(std::pair{node.key_dfa, std::move(sig)},
+                                            static_cast<uint32_t>(reach_.size()));
     key_reach_id_[i] = at->second;
     if (!fresh) continue;
     propagate_reach(d, r);

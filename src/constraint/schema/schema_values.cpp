@@ -96,8 +96,9 @@ unsigned value_types(const json& v) {
   if (v.is_null()) return kNull;
   if (v.is_object()) return kObject;
   if (v.is_array()) return kArray;
-  const bool integral = v.is_number_integer() || v.is_number_unsigned() ||
-                        v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>()));
+  const bool integral =
+      v.is_number_integer() || v.is_number_unsigned() ||
+      v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>()));
   return integral ? (kNumber | kInteger) : kNumber;
 }
 
