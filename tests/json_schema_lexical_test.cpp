@@ -298,9 +298,7 @@ TEST(JsonSchemaEngine, MaskEqualsBruteForceOverTheVocabulary) {
       {kPatternKeys, R"({"ab)"},
       {kPatternKeys, R"({"x-Q)"},
       {kPatternKeys, R"({"x-A": 1, "i)"},
-      {kPatternKeys, R"({"abcdefghijklmnopqrstuvwxyz0123456789ab)"},
       {kPatternKeys, R"({"z)"},
-      {kCountedKeys, R"({"abcdefgh)"},
       {kCountedKeys, R"({"a": 1, "abcdefghijklmnopqrstuvwxyz0123456789": "abcdefghijklmnopq)"},
       // Value starts, where the walk enters strings: free text,
       // and text that excludes an ASCII and a two-byte character.
@@ -309,7 +307,6 @@ TEST(JsonSchemaEngine, MaskEqualsBruteForceOverTheVocabulary) {
       {R"({"type":"array","items":{"type":"string","pattern":"^[^x\u00e9]*$"}})", R"(["a", )"},
       {R"({"type":"array","items":{"type":"string","pattern":"^[^\u4e2d]*$"}})", "["},
       {kOpenPatternKeys, R"({"search": true, ")"},
-      {kOpenPatternKeys, R"({"search": true, "sea)"},
       {kOpenPatternKeys, R"({"search": true, "sea": false, "sea)"}};
   auto run = [&](const Case& k, JsonConstraint& c) {
     for (uint32_t id : e.encode(k.prefix)) c.advance(id);
