@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "constraint/engine/home_states.hpp"
 #include "constraint/regex/dfa.hpp"
 #include "constraint/trie/token_trie.hpp"
 #include "nextok/error.hpp"
@@ -425,56 +424,6 @@ TEST(RegexDfa, TrieWalkEqualsBruteForceOnARealVocabulary) {
       if (s != Dfa::kDead) want[id >> 5] |= 1u << (id & 31);
     }
     EXPECT_EQ(mask, want) << p;
-  }
-}
-
-// HomeStates against brute force on the Llama-3.1 trie: wherever it says a
-// state keeps a subtree, every token suffix below, read from that state,
-// stays live and not final. Content states of JSON strings that exclude an
-// ASCII, a two-byte and a three-byte character, and free text.
-TEST(RegexDfa, HomeStatesKeepOnlySubtreesThatStayInside) {
-  NEXTOK_REQUIRE_FIXTURE(std::filesystem::exists(llama_dir() / "tokenizer.json"), llama_dir());
-  const auto vocab = nextok::load_vocabulary(llama_dir());
-  const nextok::constraint::TokenTrie trie(*vocab);
-  const auto nodes = trie.nodes();
-  const auto below = trie.bytes_below();
-  const auto utf8 = trie.utf8_below();
-  nextok::constraint::RegexOptions o;
-  o.json_string = true;
-  for (const char* p : {"[^x\\u00e9]*", "[^\\u4e2d]*", "(?:[^a]|a)*", "[a-z ]*"}) {
-    SCOPED_TRACE(p);
-    const Dfa dfa = Dfa::compile(p, o);
-    const int32_t content = dfa.next(dfa.start(), '"');
-    ASSERT_GE(content, 0);
-    nextok::constraint::HomeStates home(dfa);
-    size_t kept = 0, refused = 0;
-    std::vector<int32_t> at(trie.max_depth() + 2);
-    for (size_t i = 1; i < nodes.size(); i = nodes[i].end) {  // each depth-1 subtree
-      // Walk it from `content`, asking at every node; check each yes by brute force.
-      at[0] = content;
-      for (size_t j = i; j < nodes[i].end;) {
-        const int32_t q = dfa.next(at[nodes[j].depth - 1u], nodes[j].byte);
-        if (q < 0 || dfa.final(q)) {
-          j = nodes[j].end;
-          continue;
-        }
-        at[nodes[j].depth] = q;
-        if (nodes[j].end - j > 16 && home.keeps(q, below[j], utf8[j])) {
-          ++kept;
-          for (size_t k = j + 1; k < nodes[j].end; ++k) {
-            at[nodes[k].depth] = dfa.next(at[nodes[k].depth - 1u], nodes[k].byte);
-            ASSERT_TRUE(at[nodes[k].depth] >= 0 && !dfa.final(at[nodes[k].depth]))
-                << "node " << k << " below " << j;
-          }
-          j = nodes[j].end;
-          continue;
-        }
-        refused += nodes[j].end - j > 16;
-        ++j;
-      }
-    }
-    EXPECT_GT(kept, 100u);  // the check is exercised
-    EXPECT_GT(refused, 0u);
   }
 }
 

@@ -1,6 +1,5 @@
 #include "constraint/engine/leaf_cache.hpp"
 
-#include "constraint/engine/home_states.hpp"
 #include "constraint/engine/machine.hpp"
 #include "nextok/mask.hpp"
 
@@ -13,14 +12,10 @@ namespace {
 void walk_plain(const TokenTrie& trie, const Dfa& d, int32_t q0, LeafEntry& e) {
   const auto nodes = trie.nodes();
   const auto tokens = trie.tokens();
-  const auto below = trie.bytes_below();
-  const auto utf8 = trie.utf8_below();
   const auto table = d.table();
-  HomeStates home(d);
   std::vector<int32_t> at(trie.max_depth() + 1);
   at[0] = q0;
   uint32_t* inside = e.inside.data();
-  constexpr uint32_t kSkipAbove = 16;  // smaller subtrees are cheaper to walk
   for (size_t i = 1; i < nodes.size();) {
     const auto& node = nodes[i];
     const int32_t parent = at[node.depth - 1u];
@@ -32,11 +27,6 @@ void walk_plain(const TokenTrie& trie, const Dfa& d, int32_t q0, LeafEntry& e) {
     }
     if (d.final(q2)) {
       e.exits.push_back({static_cast<uint32_t>(i), q2, 0, false});
-      i = node.end;
-      continue;
-    }
-    if (node.end - i > kSkipAbove && home.keeps(q2, below[i], utf8[i])) {
-      for (const uint32_t id : trie.subtree_tokens(i)) inside[id >> 5] |= 1u << (id & 31);
       i = node.end;
       continue;
     }

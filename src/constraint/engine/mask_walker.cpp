@@ -101,35 +101,12 @@ bool MaskWalker::child(size_t d, uint8_t b) {
   return true;
 }
 
-// Some plain leaf of the lane at depth d reads every token below trie node
-// `node` without leaving its lexeme: the whole subtree is allowed.
-bool MaskWalker::lane_keeps_subtree(size_t d, uint32_t node) {
-  const Level& l = levels_[d];
-  if (!l.lane) return false;
-  for (const Frame& t : l.tops) {
-    if (t.q < 0 || t.kind != FrameKind::kLeaf) continue;
-    const GrammarNode& n = m_.grammar().nodes[t.node];
-    if (n.counts_chars || !n.value_ids.empty()) continue;  // lengths and values need the walk
-    const Dfa& dfa = m_.leaf_dfa(t);
-    auto& home = homes_[&dfa];
-    if (!home) home = std::make_unique<HomeStates>(dfa);
-    if (home->keeps(t.q, trie_.bytes_below()[node], trie_.utf8_below()[node])) return true;
-  }
-  return false;
-}
-
 void MaskWalker::walk_below(uint32_t node, std::span<uint32_t> mask) {
   const auto nodes = trie_.nodes();
   const uint32_t end = node == 0 ? static_cast<uint32_t>(nodes.size()) : nodes[node].end;
-  constexpr uint32_t kSkipAbove = 16;  // smaller subtrees are cheaper to walk
   for (uint32_t i = node + 1; i < end;) {
     const auto& n = nodes[i];
     if (!child(n.depth, n.byte)) {
-      i = n.end;
-      continue;
-    }
-    if (n.end - i > kSkipAbove && lane_keeps_subtree(n.depth, i)) {
-      for (const uint32_t id : trie_.subtree_tokens(i)) mask[id >> 5] |= 1u << (id & 31);
       i = n.end;
       continue;
     }

@@ -6,12 +6,9 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
-#include "constraint/engine/home_states.hpp"
 #include "constraint/engine/leaf_cache.hpp"
 #include "constraint/engine/machine.hpp"
 #include "constraint/trie/token_trie.hpp"
@@ -46,7 +43,6 @@ class MaskWalker {
   void enter_lane(size_t d);
   void materialize(const Level& lane, size_t k, std::vector<Frame>& out) const;
   void walk_below(uint32_t node, std::span<uint32_t> mask);
-  bool lane_keeps_subtree(size_t d, uint32_t node);
   void allow_tokens(uint32_t node, std::span<uint32_t> mask) const;
   bool cached(std::span<uint32_t> mask);
   bool cached_one(size_t k, std::span<uint32_t> mask);
@@ -67,7 +63,6 @@ class MaskWalker {
   std::vector<ExitMemo> memo_;
   std::string key_;
   std::vector<uint32_t> fresh_;
-  std::unordered_map<const Dfa*, std::unique_ptr<HomeStates>> homes_;
 };
 
 }  // namespace nextok::constraint
