@@ -13,7 +13,7 @@ enum RootPhase : int32_t { kRootValue, kRootDone };
 enum ObjectPhase : int32_t { kObjFirst, kObjKey, kObjColon, kObjValue, kObjAfter };
 enum ArrayPhase : int32_t { kArrFirst, kArrValue, kArrAfter };
 
-constexpr uint64_t kOtherBit = uint64_t{1} << 63;
+constexpr uint64_t kOtherBit = Machine::kOtherKey;
 
 uint64_t label_bit(const GrammarNode& obj, uint32_t label) {
   return label < obj.props.size() && label < 63 ? uint64_t{1} << label : kOtherBit;

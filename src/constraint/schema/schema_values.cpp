@@ -12,6 +12,51 @@ static json common_values(const json& a, const json& b) {
   return keep;
 }
 
+namespace {
+
+// The distinct values of several lists (JSON equality: json's < compares
+// numbers by value), in first-seen order, each with how many lists hold it.
+struct ValueCounts {
+  std::vector<json> values;
+  std::vector<size_t> lists_with;
+  void add(const json& list) {
+    for (const auto& x : std::set<json>(list.begin(), list.end())) {
+      auto [at, fresh] = index.emplace(x, values.size());
+      if (fresh) {
+        values.push_back(x);
+        lists_with.push_back(1);
+      } else {
+        ++lists_with[at->second];
+      }
+    }
+  }
+  // anyOf: every value; oneOf: the values exactly one list holds.
+  json merged(bool one_of) const {
+    json out = json::array();
+    for (size_t i = 0; i < values.size(); ++i)
+      if (!one_of || lists_with[i] == 1) out.push_back(values[i]);
+    return out;
+  }
+
+ private:
+  std::map<json, size_t> index;  // value → its place in `values`
+};
+
+// A value's types as type() bits (an integral number is both integer and number).
+unsigned value_types(const json& v) {
+  if (v.is_string()) return kString;
+  if (v.is_boolean()) return kBoolean;
+  if (v.is_null()) return kNull;
+  if (v.is_object()) return kObject;
+  if (v.is_array()) return kArray;
+  const bool integral =
+      v.is_number_integer() || v.is_number_unsigned() ||
+      v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>()));
+  return integral ? (kNumber | kInteger) : kNumber;
+}
+
+}  // namespace
+
 // The types the parts allow, and the intersection of their enum/const lists
 // in `common`; false when none has enum or const.
 bool Compiler::enum_values(const std::vector<Part>& parts, unsigned& types, json& common) {
@@ -49,10 +94,8 @@ const Compiler::ValueSplit& Compiler::value_split(const json& branches, bool one
                                                   const std::string& ptr) {
   if (auto it = value_splits_.find(&branches); it != value_splits_.end()) return it->second;
   ValueSplit& split = value_splits_[&branches];
-  std::vector<json> values;
-  std::vector<size_t> branches_with;  // per value: how many branches list it
-  std::map<json, size_t> index;       // value → its place in `values`
-  size_t listing = 0;                 // value-only branches
+  ValueCounts counts;
+  size_t listing = 0;  // value-only branches
   for (size_t i = 0; i < branches.size(); ++i) {
     tick();
     const std::optional<json> mine = listed_values(branches[i], ptr + "/" + std::to_string(i));
@@ -62,47 +105,18 @@ const Compiler::ValueSplit& Compiler::value_split(const json& branches, bool one
       continue;
     }
     ++listing;
-    const std::set<json> distinct(mine->begin(),
-                                  mine->end());  // json's < compares numbers by value
-    for (const auto& x : distinct) {
-      auto [at, fresh] = index.emplace(x, values.size());
-      if (fresh) {
-        values.push_back(x);
-        branches_with.push_back(1);
-      } else {
-        ++branches_with[at->second];
-      }
-    }
+    counts.add(*mine);
   }
   // Past kMaxMergedValues, one literal automaton of them all outgrows the
   // NFA limit; one small DFA per branch, united, scales further.
-  if (listing < 2 || values.size() > kMaxMergedValues) {
+  if (listing < 2 || counts.values.size() > kMaxMergedValues) {
     split.others.clear();
     return split;
   }
-  json out = json::array();
-  for (size_t i = 0; i < values.size(); ++i)
-    if (!one_of || branches_with[i] == 1) out.push_back(values[i]);
+  json out = counts.merged(one_of);
   split.values = std::make_unique<const json>(json{{"enum", std::move(out)}});
   return split;
 }
-
-namespace {
-
-// A value's types as type() bits (an integral number is both integer and number).
-unsigned value_types(const json& v) {
-  if (v.is_string()) return kString;
-  if (v.is_boolean()) return kBoolean;
-  if (v.is_null()) return kNull;
-  if (v.is_object()) return kObject;
-  if (v.is_array()) return kArray;
-  const bool integral =
-      v.is_number_integer() || v.is_number_unsigned() ||
-      v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>()));
-  return integral ? (kNumber | kInteger) : kNumber;
-}
-
-}  // namespace
 
 // The values a branch admits when it constrains only by listing them:
 // const ∩ enum narrowed by type, through $ref, allOf (values every part
@@ -139,14 +153,9 @@ std::optional<json> Compiler::listed_values(const json& b, const std::string& pt
         out = lists[0];
         for (size_t i = 1; i < lists.size(); ++i) out = common_values(out, lists[i]);
       } else {
-        std::map<json, size_t> count;  // json's < compares numbers by value
-        std::vector<json> order;
-        for (const auto& list : lists) {
-          for (const auto& x : std::set<json>(list.begin(), list.end()))
-            if (count[x]++ == 0) order.push_back(x);
-        }
-        for (const auto& x : order)
-          if (k == "anyOf" || count[x] == 1) out.push_back(x);
+        ValueCounts counts;
+        for (const auto& list : lists) counts.add(list);
+        out = counts.merged(k == "oneOf");
       }
       narrow(std::move(out));
     } else if (std::any_of(std::begin(kConstraining), std::end(kConstraining),
@@ -210,9 +219,7 @@ std::vector<uint32_t> Compiler::enum_options(std::vector<Part>& parts, unsigned 
     if (v.is_string()) {
       if (types & kString) strings.push_back(v.get<std::string>());
     } else if (v.is_number()) {
-      const bool integral =
-          v.is_number_integer() || v.is_number_unsigned() ||
-          (v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>())));
+      const bool integral = (value_types(v) & kInteger) != 0;
       if ((types & kNumber || (types & kInteger && integral)) && number_allowed(parts, v)) {
         scalars.push_back(number_spellings(v, integral));
       }
