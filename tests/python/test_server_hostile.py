@@ -204,7 +204,9 @@ def test_connection_caps_keep_health_answering(cli):
 def test_disconnect_frees_the_slot(server, bound, stream):
     wait_idle(server)
     before = health(server)
-    body = {"messages": [{"role": "user", "content": "Count from 1 to 5000."}], "max_tokens": 2000,
+    # Long enough (EOS banned) that no machine finishes it before the hang-up:
+    # a fast one did 2,000 tokens within 1 s. The hang-up follows its start.
+    body = {"messages": [{"role": "user", "content": "Count from 1 to 5000."}], "max_tokens": 8000,
             "temperature": 0, "stream": stream, "ignore_eos": True}
     s = socket.create_connection(("127.0.0.1", server.port))
     s.sendall(body_request(body))
@@ -213,8 +215,12 @@ def test_disconnect_frees_the_slot(server, bound, stream):
         while got.count(b"data: ") < 3:
             got += s.recv(4096)
     else:
-        time.sleep(1.0)
-        assert health(server)["running"] == 1
+        t0 = time.time()
+        while health(server)["running"] != 1:
+            assert time.time() - t0 < 10 * SCALE, "the request never started"
+            time.sleep(0.01)
+        time.sleep(0.1)
+        assert health(server)["running"] == 1, "the request ended before the hang-up"
     s.close()
     t0 = time.time()
     while health(server)["running"]:
