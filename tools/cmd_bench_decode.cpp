@@ -1,4 +1,4 @@
-// `nextok bench decode`: decode speed of the built-in runtime on a GGUF
+// `nextok bench decode`: prefill and decode speed of the built-in runtime on a GGUF
 // model, side by side with llama.cpp (llama-cpp-python) on the same file,
 // prompt tokens, token count and threads. JSON lines.
 #include <algorithm>
@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "generate_session.hpp"
 #include "default_model.hpp"
+#include "generate_session.hpp"
 #include "nextok/error.hpp"
 
 namespace nextok::tools {
@@ -41,13 +41,14 @@ int run_bench_decode(BenchDecodeArgs& a) {
   GenerateSession s(a.gen);
   // EOS is ignored so both sides produce exactly max_tokens tokens.
   s.options().eos_ids = {~0u};
-  std::vector<double> tps, sampler, constraint;
+  std::vector<double> tps, prefill, sampler, constraint;
   GenerateResult last;
   for (unsigned i = 0; i < std::max(1u, a.repeats); ++i) {
     s.reset();
     last = s.run();
     const auto j = s.stats_json(last);
     tps.push_back(j["decode_tokens_per_s"].get<double>());
+    prefill.push_back(j["prefill_tokens_per_s"].get<double>());
     sampler.push_back(j["sampler_share"].get<double>());
     constraint.push_back(j["constraint_share"].get<double>());
   }
@@ -60,6 +61,7 @@ int run_bench_decode(BenchDecodeArgs& a) {
                          {"threads", s.model().threads()},
                          {"constrained", a.gen.json_object || !a.gen.json_schema.empty()},
                          {"tokens_per_s", median(tps)},
+                         {"prefill_tokens_per_s", median(prefill)},
                          {"sampler_share", median(sampler)},
                          {"constraint_share", median(constraint)}};
   std::printf("%s\n", line.dump().c_str());
@@ -70,7 +72,8 @@ int run_bench_decode(BenchDecodeArgs& a) {
       a.python + " " + a.script + " --model '" + model_path + "' --prompt-ids " + join(s.prompt()) +
       " --tokens " + std::to_string(a.gen.max_tokens) + " --threads " +
       std::to_string(a.gen.threads) + " --repeats " + std::to_string(a.repeats) +
-      " --nextok-tokens-per-s " + std::to_string(median(tps));
+      " --nextok-tokens-per-s " + std::to_string(median(tps)) + " --nextok-prefill-tokens-per-s " +
+      std::to_string(median(prefill));
   std::fflush(stdout);
   const int rc = std::system(cmd.c_str());
   if (rc != 0) {
@@ -87,7 +90,8 @@ int run_bench_decode(BenchDecodeArgs& a) {
 std::function<int()> add_bench_decode(CLI::App& bench) {
   auto a = std::make_shared<BenchDecodeArgs>();
   a->gen.max_tokens = 128;
-  CLI::App* cmd = bench.add_subcommand("decode", "Decode tokens/s vs llama.cpp on a GGUF model");
+  CLI::App* cmd =
+      bench.add_subcommand("decode", "Prefill and decode tokens/s vs llama.cpp on a GGUF model");
   a->gen.add_to(*cmd);
   cmd->add_option("--repeats", a->repeats, "Runs per side (median)");
   cmd->add_flag("!--no-anchor", a->anchor, "Skip llama.cpp");

@@ -21,17 +21,59 @@ __m256 load_f16(const std::uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-float dot_f16_lanes8(std::size_t n, const std::uint16_t* a, const float* b) {
-  __m256 acc = _mm256_setzero_ps();
-  for (std::size_t i = 0; i < n; i += 8)
-    acc = _mm256_fmadd_ps(load_f16(a + i), _mm256_loadu_ps(b + i), acc);
-  return hsum(acc);
+// Four rows at a time: four independent FMA chains hide the FMA latency
+// that one chain per row waits on; each row's sum is unchanged.
+void dots_f16_lanes8(std::size_t n, const std::uint16_t* a, std::size_t stride, std::size_t rows,
+                     const float* b, float* out) {
+  std::size_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const std::uint16_t* a0 = a + r * stride;
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    for (std::size_t i = 0; i < n; i += 8) {
+      const __m256 bv = _mm256_loadu_ps(b + i);
+      c0 = _mm256_fmadd_ps(load_f16(a0 + i), bv, c0);
+      c1 = _mm256_fmadd_ps(load_f16(a0 + stride + i), bv, c1);
+      c2 = _mm256_fmadd_ps(load_f16(a0 + 2 * stride + i), bv, c2);
+      c3 = _mm256_fmadd_ps(load_f16(a0 + 3 * stride + i), bv, c3);
+    }
+    out[r] = hsum(c0);
+    out[r + 1] = hsum(c1);
+    out[r + 2] = hsum(c2);
+    out[r + 3] = hsum(c3);
+  }
+  for (; r < rows; ++r) {
+    __m256 c = _mm256_setzero_ps();
+    for (std::size_t i = 0; i < n; i += 8)
+      c = _mm256_fmadd_ps(load_f16(a + r * stride + i), _mm256_loadu_ps(b + i), c);
+    out[r] = hsum(c);
+  }
 }
 
-void axpy_f16(std::size_t n, float w, const std::uint16_t* v, float* acc) {
-  const __m256 wv = _mm256_set1_ps(w);
-  for (std::size_t i = 0; i < n; i += 8) {
-    _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(wv, load_f16(v + i), _mm256_loadu_ps(acc + i)));
+// Per lane and per 64-wide block of the row, the partial sums stay in eight
+// registers while j walks that lane's rows; the FMA order per element is
+// the scalar one.
+void weighted_sum_f16(std::size_t n, const float* w, const std::uint16_t* v, std::size_t stride,
+                      std::size_t count, std::size_t lanes, float* acc) {
+  constexpr std::size_t kBlock = 64;
+  for (std::size_t l = 0; l < lanes; ++l) {
+    float* out = acc + l * n;
+    std::size_t i0 = 0;
+    for (; i0 + kBlock <= n; i0 += kBlock) {
+      __m256 c[8];
+      for (auto& x : c) x = _mm256_setzero_ps();
+      for (std::size_t j = l; j < count; j += lanes) {
+        const __m256 wv = _mm256_set1_ps(w[j]);
+        const std::uint16_t* vj = v + j * stride + i0;
+        for (int k = 0; k < 8; ++k) c[k] = _mm256_fmadd_ps(wv, load_f16(vj + 8 * k), c[k]);
+      }
+      for (int k = 0; k < 8; ++k) _mm256_storeu_ps(out + i0 + 8 * k, c[k]);
+    }
+    for (std::size_t i = i0; i < n; i += 8) {
+      __m256 c = _mm256_setzero_ps();
+      for (std::size_t j = l; j < count; j += lanes)
+        c = _mm256_fmadd_ps(_mm256_set1_ps(w[j]), load_f16(v + j * stride + i), c);
+      _mm256_storeu_ps(out + i, c);
+    }
   }
 }
 
@@ -85,6 +127,18 @@ double exp_sum(float* x, std::size_t n, float max) {
   return sum;
 }
 
+void round_f16(float* x, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm256_storeu_ps(x + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) {
+    const __m128i h = _mm_cvtps_ph(_mm_set_ss(x[i]), _MM_FROUND_TO_NEAREST_INT);
+    x[i] = _mm_cvtss_f32(_mm_cvtph_ps(h));
+  }
+}
+
 void swiglu(float* gate, const float* up, std::size_t n) {
   std::size_t i = 0;
   const __m256 one = _mm256_set1_ps(1.0f);
@@ -101,7 +155,7 @@ void swiglu(float* gate, const float* up, std::size_t n) {
   }
 }
 
-constexpr AttentionKernels kAvx2{dot_f16_lanes8, axpy_f16, exp_sum, swiglu};
+constexpr AttentionKernels kAvx2{dots_f16_lanes8, weighted_sum_f16, exp_sum, round_f16, swiglu};
 
 }  // namespace
 

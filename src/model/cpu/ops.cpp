@@ -89,14 +89,24 @@ void softmax(float* x, std::size_t n, float scale) noexcept {
 
 namespace {
 
-float dot_f16_lanes8_scalar(std::size_t n, const std::uint16_t* a, const float* b) {
-  float l[8] = {};
-  for (std::size_t i = 0; i < n; ++i) l[i % 8] = std::fma(fp16_to_f32(a[i]), b[i], l[i % 8]);
-  return reduce_lanes8(l, 1);
+void dots_f16_lanes8_scalar(std::size_t n, const std::uint16_t* a, std::size_t stride,
+                            std::size_t rows, const float* b, float* out) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::uint16_t* ar = a + r * stride;
+    float l[8] = {};
+    for (std::size_t i = 0; i < n; ++i) l[i % 8] = std::fma(fp16_to_f32(ar[i]), b[i], l[i % 8]);
+    out[r] = reduce_lanes8(l, 1);
+  }
 }
 
-void axpy_f16_scalar(std::size_t n, float w, const std::uint16_t* v, float* acc) {
-  for (std::size_t i = 0; i < n; ++i) acc[i] = std::fma(w, fp16_to_f32(v[i]), acc[i]);
+void weighted_sum_f16_scalar(std::size_t n, const float* w, const std::uint16_t* v,
+                             std::size_t stride, std::size_t count, std::size_t lanes, float* acc) {
+  std::fill(acc, acc + lanes * n, 0.0f);
+  for (std::size_t j = 0; j < count; ++j) {
+    float* a = acc + (j % lanes) * n;
+    const std::uint16_t* vj = v + j * stride;
+    for (std::size_t i = 0; i < n; ++i) a[i] = std::fma(w[j], fp16_to_f32(vj[i]), a[i]);
+  }
 }
 
 double exp_sum_scalar(float* x, std::size_t n, float max) {
@@ -109,6 +119,10 @@ double exp_sum_scalar(float* x, std::size_t n, float max) {
   return sum;
 }
 
+void round_f16_scalar(float* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] = fp16_to_f32(f32_to_fp16(x[i]));
+}
+
 void swiglu_scalar(float* gate, const float* up, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     const float g = gate[i];
@@ -116,10 +130,14 @@ void swiglu_scalar(float* gate, const float* up, std::size_t n) {
   }
 }
 
-constexpr AttentionKernels kScalar{dot_f16_lanes8_scalar, axpy_f16_scalar, exp_sum_scalar,
-                                   swiglu_scalar};
+constexpr AttentionKernels kScalar{dots_f16_lanes8_scalar, weighted_sum_f16_scalar, exp_sum_scalar,
+                                   round_f16_scalar, swiglu_scalar};
 
 }  // namespace
+
+const AttentionKernels& attention_kernels_scalar() noexcept {
+  return kScalar;
+}
 
 const AttentionKernels& attention_kernels() noexcept {
   static const AttentionKernels* chosen = [] {

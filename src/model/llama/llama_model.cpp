@@ -240,17 +240,16 @@ void LlamaModel::Impl::attention(std::size_t layer, std::size_t T, bool per_row)
         qh[i] = model::f32_to_fp16(qv[i]);
         qf[i] = model::fp16_to_f32(qh[i]);
       }
-      for (std::size_t j = 0; j < visible; ++j) {
-        const std::uint16_t* kj = kc + j * KV + g * HD;
-        s[j] = single ? model::dot_f16_f16(HD, kj, qh) : ak.dot_f16_lanes8(HD, kj, qf);
+      if (single) {
+        for (std::size_t j = 0; j < visible; ++j) {
+          s[j] = model::dot_f16_f16(HD, kc + j * KV + g * HD, qh);
+        }
+      } else {
+        ak.dots_f16_lanes8(HD, kc + g * HD, KV, visible, qf, s);
       }
       model::softmax(s, visible, scale);
-      std::fill(acc, acc + n_lanes * HD, 0.0f);
-      for (std::size_t j = 0; j < visible; ++j) {
-        const float wj = model::fp16_to_f32(model::f32_to_fp16(s[j]));
-        const std::uint16_t* vj = vc + j * KV + g * HD;
-        ak.axpy_f16(HD, wj, vj, acc + (j % n_lanes) * HD);
-      }
+      ak.round_f16(s, visible);
+      ak.weighted_sum_f16(HD, s, vc + g * HD, KV, visible, n_lanes, acc);
       float* out = attn.data() + t * D + h * HD;
       for (std::size_t i = 0; i < HD; ++i) {
         out[i] = single ? model::reduce_lanes32(acc + i, HD) : model::reduce_lanes8(acc + i, HD);
