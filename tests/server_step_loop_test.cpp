@@ -9,8 +9,8 @@
 #include <filesystem>
 
 #include "nextok/llama.hpp"
-#include "support/smollm2.hpp"
 #include "server/step_loop.hpp"
+#include "support/smollm2.hpp"
 
 namespace nextok::server {
 namespace {
@@ -104,6 +104,32 @@ TEST(StepLoop, CancelEndsWithinAStepAndAFullQueueIs503) {
   waiting->wait_done();
   EXPECT_FALSE(waiting->error);
   EXPECT_EQ(waiting->result.tokens.size(), 2u);
+}
+
+// Admission by cost: long prompts (past one chunk) hold at most slots - 1
+// slots, so a short request behind two long ones takes the last slot at
+// once instead of waiting for a whole long generation.
+TEST(StepLoop, ShortRequestsPassLongPromptsThatWouldFillEverySlot) {
+  auto model = load();
+  ASSERT_TRUE(model);
+  StepLoop loop(*model, 2, 8, /*prefill_chunk=*/16);
+  const auto never = static_cast<std::uint32_t>(model->tokenizer().vocab().size() - 1);
+  auto long_a = job(ramp(40, 10), 200, 1.0f, 1), long_b = job(ramp(40, 20), 200, 1.0f, 2);
+  long_a->options.eos_ids = {never};
+  long_b->options.eos_ids = {never};
+  auto short_c = job(ramp(4, 30), 2, 0.0f, 0);
+  loop.submit(long_a);
+  loop.submit(long_b);
+  loop.submit(short_c);
+  short_c->wait_done();
+  EXPECT_FALSE(short_c->error);
+  EXPECT_EQ(short_c->result.tokens.size(), 2u);
+  const LoopStats s = loop.stats();
+  EXPECT_EQ(s.queued, 1u) << "the second long prompt waits while the short one runs";
+  long_a->cancel();
+  long_b->cancel();
+  long_a->wait_done();
+  long_b->wait_done();
 }
 
 }  // namespace nextok::server

@@ -101,17 +101,31 @@ void StepLoop::run() {
   }
 }
 
-// Free slots take queued jobs in arrival order; a job whose options the
+// Free slots take queued jobs in arrival order, by cost: a long prompt
+// (more than one prefill chunk) may hold at most slots - 1 slots, so with
+// two or more slots a short request never waits for whole prefills; the
+// long ones keep their order among themselves. A job whose options the
 // generation refuses finishes at once with that error.
 void StepLoop::admit(std::vector<Live>& live, std::vector<std::size_t>& free_seqs) {
+  const std::size_t long_cap = std::max<std::size_t>(1, slots_ - 1);
+  auto is_long = [&](const Job& j) { return j.prompt.size() > prefill_chunk_; };
+  std::size_t long_live = 0;
+  for (const Live& l : live) long_live += is_long(*l.job) ? 1 : 0;
   for (;;) {
     std::shared_ptr<Job> job;
     {
       std::lock_guard lock(mu_);
       if (stopping_ || queue_.empty() || free_seqs.empty()) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      auto it = queue_.begin();
+      if (long_live >= long_cap) {
+        it =
+            std::find_if(queue_.begin(), queue_.end(), [&](const auto& j) { return !is_long(*j); });
+        if (it == queue_.end()) return;
+      }
+      job = std::move(*it);
+      queue_.erase(it);
       running_.push_back(job);
+      if (is_long(*job)) ++long_live;
     }
     Live l;
     l.job = job;

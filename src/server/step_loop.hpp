@@ -1,6 +1,7 @@
 // The server's scheduler: one thread steps every live generation together
 // (docs/server.md). Per iteration it admits queued jobs into free slots
-// (first come, first served), ends cancelled ones, queues each
+// (first come, first served, long prompts on at most slots - 1 of them),
+// ends cancelled ones, queues each
 // generation's next call, runs the single-token calls as one batched model
 // step (prompts and verifications on their own), computes the next masks
 // on a worker pool meanwhile, samples every row on the pool, and retires
