@@ -228,9 +228,9 @@ void LlamaModel::Impl::attention(std::size_t layer, std::size_t T, bool per_row)
     float* qf = qround.data() + ti * HD;
     std::uint16_t* qh = q16.data() + ti * HD;
     float* acc = lanes.data() + ti * 32 * HD;
-    std::size_t begin, end;
-    ThreadPool::split(T * c.n_head, ti, threads, begin, end);
-    for (std::size_t job = begin; job < end; ++job) {
+    // Jobs dealt round-robin: causal rows grow with t, so contiguous ranges
+    // would leave the thread with the early rows idle.
+    for (std::size_t job = ti; job < T * c.n_head; job += threads) {
       const std::size_t t = job / c.n_head, h = job % c.n_head, g = h / group;
       const std::size_t visible = rows[t].pos + 1;
       const std::uint16_t* kc = rows[t].seq->k_cache[layer].data();
