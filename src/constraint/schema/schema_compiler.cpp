@@ -3,6 +3,7 @@
 // merged documents, so recursion is a memo hit on the same set of parts and
 // allOf needs no JSON surgery. anyOf/oneOf distribute over the other parts.
 #include "constraint/schema/schema_compiler_impl.hpp"
+#include "constraint/schema/value_check.hpp"
 
 namespace nextok::constraint::schema_detail {
 
@@ -110,10 +111,94 @@ uint32_t Compiler::conj(std::vector<Part> parts, size_t depth) {
   const uint32_t self = add({});
   memo_[key] = self;
   pending_.insert(self);
-  GrammarNode built = build(parts, depth);
+  GrammarNode built;
+  try {
+    built = build(parts, depth);
+  } catch (const Error& e) {
+    // Nodes begun since self may be unfinished or refer to it: forget them.
+    std::erase_if(memo_, [&](const auto& kv) { return kv.second > self; });
+    std::erase_if(pending_, [&](uint32_t n) { return n > self; });
+    std::optional<GrammarNode> listed;
+    if (e.code() == ErrorCode::kUnsupported) listed = checked_values(parts);
+    if (!listed) {
+      memo_.erase(key);
+      pending_.erase(self);
+      throw;
+    }
+    built = std::move(*listed);
+  }
   g_.nodes[self] = std::move(built);
   pending_.erase(self);
   return self;
+}
+
+// A conjunction with enum/const is the listed values that satisfy every
+// part, however the parts constrain: where compiling them failed as
+// unsupported, each value is checked against them directly (ValueCheck),
+// and the node is those values. nullopt when there is no list or a value
+// is not decided exactly.
+// The part's `not` stands as another part: rewritten, or not: {not: s}.
+bool Compiler::moved_not(const Part& p) {
+  if (p.done & kNotRewritten) return true;
+  auto it = p.j->find("not");
+  return p.done & kExpanded && it != p.j->end() && negation_of(*it, p.ptr + "/not").twice;
+}
+
+std::optional<GrammarNode> Compiler::checked_values(const std::vector<Part>& parts) {
+  std::optional<json> values;
+  for (const auto& p : parts) {
+    json list;
+    if (auto it = p.j->find("const"); it != p.j->end()) {
+      list = json::array({*it});
+    } else if (auto e = p.j->find("enum"); e != p.j->end() && e->is_array()) {
+      list = *e;
+    } else {
+      continue;
+    }
+    if (!values) {
+      values = std::move(list);
+      continue;
+    }
+    json keep = json::array();
+    for (const auto& v : *values)
+      if (std::find(list.begin(), list.end(), v) != list.end()) keep.push_back(v);
+    values = std::move(keep);
+  }
+  if (!values || values->size() > opt_.max_enum_values) return std::nullopt;
+  // Draft 4 spells integers without a fraction, which the value nodes below
+  // do not know: its numbers keep the compiled path.
+  if (draft4_ && std::any_of(values->begin(), values->end(), [](const json& v) {
+        return v.is_number() || v.is_object() || v.is_array();
+      })) {
+    return std::nullopt;
+  }
+  ValueCheck check(refs_, draft4_);
+  json keep = json::array();
+  for (const auto& v : *values) {
+    bool ok = true;
+    for (const auto& p : parts) {
+      tick();
+      const unsigned skip = (p.done & kAnyOfDone ? ValueCheck::kSkipAnyOf : 0u) |
+                            (p.done & kOneOfDone ? ValueCheck::kSkipOneOf : 0u) |
+                            (p.done & kIfDone ? ValueCheck::kSkipIf : 0u) |
+                            (p.done & kDepsDone ? ValueCheck::kSkipDependentSchemas : 0u) |
+                            (p.done & kExpanded ? ValueCheck::kSkipRefAndAllOf : 0u) |
+                            (moved_not(p) ? ValueCheck::kSkipNot : 0u);
+      const std::optional<bool> r = check.holds(*p.j, v, 0, skip);
+      if (!r) return std::nullopt;
+      ok = ok && *r;
+    }
+    if (ok) keep.push_back(v);
+  }
+  std::vector<Part> none;
+  std::vector<uint32_t> options = enum_options(none, kAllTypes, keep);
+  std::erase_if(options, [&](uint32_t o) { return is_never(o); });
+  if (options.empty()) return GrammarNode{};
+  if (options.size() == 1) return g_.nodes[options[0]];
+  GrammarNode alt;
+  alt.kind = NodeKind::kAnyOf;
+  alt.options = std::move(options);
+  return alt;
 }
 
 GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
@@ -424,6 +509,11 @@ GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
   for (const auto& n : negs) types &= ~n.types;
   if (types & kInteger && types & kNumber) types &= ~kInteger;  // integer ⊂ number
   std::vector<uint32_t> options;
+  // Listed values checked against every part directly, where each verdict
+  // is exact: whatever the parts hold (not: {pattern}, object keywords, ...).
+  if (values) {
+    if (auto checked = checked_values(parts)) return std::move(*checked);
+  }
   if (values) {
     json keep = json::array();
     for (const auto& v : *values)

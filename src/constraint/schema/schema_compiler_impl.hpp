@@ -227,6 +227,8 @@ class Compiler {
                                               const std::vector<Negation>& negs, bool& shared);
   std::vector<uint32_t> enum_options(std::vector<Part>& parts, unsigned types, const json& values);
   uint32_t const_node(const json& v);
+  std::optional<GrammarNode> checked_values(const std::vector<Part>& parts);
+  bool moved_not(const Part& p);
   InternedDfa pattern_dfa(const std::string& pattern, bool search, const std::string& ptr);
   uint32_t key_dfa(const GrammarNode& n, const Dfa* names);
   std::shared_ptr<const Dfa> property_names_dfa(std::vector<Part> parts);

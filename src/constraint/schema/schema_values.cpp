@@ -231,7 +231,8 @@ std::vector<uint32_t> Compiler::enum_options(std::vector<Part>& parts, unsigned 
       for (const auto& p : parts) {
         for (const char* kw : {"properties", "required", "additionalProperties",
                                "patternProperties", "items", "prefixItems", "minItems", "maxItems",
-                               "minProperties", "maxProperties", "additionalItems"}) {
+                               "minProperties", "maxProperties", "additionalItems", "propertyNames",
+                               "dependentRequired", "dependentSchemas", "dependencies"}) {
           if (p.j->contains(kw))
             unsupported(p.ptr + "/" + kw, std::string(kw) + " together with enum/const");
         }
