@@ -1,0 +1,89 @@
+"""Random JSON values and schemas for the differential schema tests
+(test_enum_value_check.py, test_schema_fuzz.py), and one `nextok maskbench`
+run over generated MaskBench files. The generator knows nothing of the
+engine; Python `jsonschema` gives every verdict."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import random
+import subprocess
+import tempfile
+from typing import Any
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TOKENIZERS = pathlib.Path(
+    os.environ.get("NEXTOK_TOKENIZERS", ROOT / "build" / "dev" / "tokenizers")
+)
+UNSAT = "no JSON value satisfies this schema"
+KEYS = ["a", "b", "c", "x_1", "ab"]
+
+
+def value(rng: random.Random, depth: int = 0) -> Any:
+    kinds = ["int", "float", "str", "bool", "null"] + (["obj", "arr"] * 2 if depth < 2 else [])
+    k = rng.choice(kinds)
+    if k == "int":
+        return rng.randint(-5, 12)
+    if k == "float":
+        return rng.choice([0.5, 2.0, -1.25, 3.0])
+    if k == "str":
+        return rng.choice(["", "a", "ab", "xyz", "é", "a b", "10"])
+    if k == "bool":
+        return rng.random() < 0.5
+    if k == "null":
+        return None
+    if k == "obj":
+        return {key: value(rng, depth + 1) for key in rng.sample(KEYS, rng.randint(0, 3))}
+    return [value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+
+
+def sub_schema(rng: random.Random, depth: int = 0) -> Any:
+    """One constraint from a pool that mixes compiled and uncompiled forms."""
+    pool = [
+        lambda: {"type": rng.choice(["object", "array", "string", "integer", "number"])},
+        lambda: {"minimum": rng.randint(-2, 6)},
+        lambda: {"multipleOf": rng.choice([2, 3, 0.5])},
+        lambda: {"minLength": rng.randint(1, 3)},
+        lambda: {"pattern": rng.choice(["^a", "b$", "[0-9]", "^$"])},
+        lambda: {"required": rng.sample(KEYS, rng.randint(1, 2))},
+        lambda: {"properties": {rng.choice(KEYS): sub_schema(rng, depth + 1)}},
+        lambda: {"patternProperties": {rng.choice(["^a", "_", "b$"]): sub_schema(rng, depth + 1)}},
+        lambda: {"additionalProperties": rng.choice([False, {"type": "integer"}])},
+        lambda: {"propertyNames": {"maxLength": 1}},
+        lambda: {"minProperties": rng.randint(1, 2)},
+        lambda: {"maxProperties": rng.randint(0, 2)},
+        lambda: {"items": sub_schema(rng, depth + 1)},
+        lambda: {"prefixItems": [sub_schema(rng, depth + 1)]},
+        lambda: {"minItems": rng.randint(1, 3)},
+        lambda: {"maxItems": rng.randint(0, 2)},
+        lambda: {"uniqueItems": True},
+        lambda: {"contains": sub_schema(rng, depth + 1)},
+        lambda: {"contains": {"type": "integer"}, "maxContains": 1},
+        lambda: {"dependentRequired": {rng.choice(KEYS): [rng.choice(KEYS)]}},
+        lambda: {"not": {**sub_schema(rng, depth + 1), **sub_schema(rng, depth + 1)}},
+        lambda: {"anyOf": [sub_schema(rng, depth + 1), sub_schema(rng, depth + 1)]},
+        lambda: {"oneOf": [sub_schema(rng, depth + 1), sub_schema(rng, depth + 1)]},
+        lambda: {
+            "if": sub_schema(rng, depth + 1),
+            "then": sub_schema(rng, depth + 1),
+            "else": sub_schema(rng, depth + 1),
+        },
+    ]
+    if depth > 2:
+        pool = pool[:6]
+    return rng.choice(pool)()
+
+
+def run_maskbench(cli: str, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The per-file rows of one maskbench run over docs, in order."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, doc in enumerate(docs):
+            (pathlib.Path(tmp) / f"d{k:05}.json").write_text(json.dumps(doc, ensure_ascii=False))
+        args = [cli, "maskbench", "--json", "--tokenizer", str(TOKENIZERS / "llama3.1"), tmp]
+        r = subprocess.run(args, capture_output=True, text=True, check=False)
+    rows = [json.loads(line) for line in r.stdout.strip().split("\n") if line]
+    per_file = {pathlib.Path(row["file"]).name: row for row in rows if "file" in row}
+    assert len(per_file) == len(docs), r.stdout[-2000:] + r.stderr[-2000:]
+    return [per_file[f"d{k:05}.json"] for k in range(len(docs))]
