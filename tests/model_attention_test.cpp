@@ -70,6 +70,26 @@ TEST(AttentionKernels, EveryIsaEqualsTheScalarOrder) {
           }
           ASSERT_EQ(ref_acc[i], a) << "n " << n << " i " << i;
         }
+        // Several weight rows over the same values (GQA heads).
+        for (std::size_t nq : {2u, 3u, 4u, 7u, 9u}) {
+          const std::size_t w_stride = count + 5;
+          std::vector<float> ws(nq * w_stride);
+          for (auto& x : ws) x = std::abs(d(rng)) / static_cast<float>(count);
+          for (const auto* ki : k) {
+            std::vector<float> got(nq * lanes * n, -1.0f);
+            ki->weighted_sum_f16_multi(n, ws.data(), w_stride, nq, rows.data(), stride, count,
+                                       lanes, got.data());
+            for (std::size_t q = 0; q < nq; ++q) {
+              std::vector<float> one(lanes * n);
+              k[0]->weighted_sum_f16(n, ws.data() + q * w_stride, rows.data(), stride, count, lanes,
+                                     one.data());
+              const auto at = got.begin() + static_cast<std::ptrdiff_t>(q * lanes * n);
+              EXPECT_TRUE(same_bits(
+                  std::vector<float>(at, at + static_cast<std::ptrdiff_t>(lanes * n)), one))
+                  << "multi weighted sum, n " << n << " nq " << nq << " q " << q;
+            }
+          }
+        }
         for (std::size_t isa = 1; isa < k.size(); ++isa) {
           std::vector<float> got(lanes * n, -1.0f);
           k[isa]->weighted_sum_f16(n, w.data(), rows.data(), stride, count, lanes, got.data());
@@ -81,6 +101,25 @@ TEST(AttentionKernels, EveryIsaEqualsTheScalarOrder) {
         std::vector<float> got(count);
         k[isa]->dots_f16_lanes8(n, rows.data(), stride, count, b.data(), got.data());
         EXPECT_TRUE(same_bits(got, ref)) << "dots, n " << n << " count " << count;
+      }
+      // Several queries at once (GQA): each query's row equals its own dots.
+      for (std::size_t nq : {1u, 2u, 3u, 5u}) {
+        std::vector<float> qs(nq * n);
+        for (auto& x : qs) x = d(rng);
+        const std::size_t out_stride = count + 3;
+        for (const auto* ki : k) {
+          std::vector<float> got(nq * out_stride, -1.0f);
+          ki->dots_f16_lanes8_multi(n, rows.data(), stride, count, qs.data(), nq, got.data(),
+                                    out_stride);
+          for (std::size_t q = 0; q < nq; ++q) {
+            std::vector<float> one(count);
+            k[0]->dots_f16_lanes8(n, rows.data(), stride, count, qs.data() + q * n, one.data());
+            const std::vector<float> row(
+                got.begin() + static_cast<std::ptrdiff_t>(q * out_stride),
+                got.begin() + static_cast<std::ptrdiff_t>(q * out_stride + count));
+            EXPECT_TRUE(same_bits(row, one)) << "multi dots, nq " << nq << " q " << q;
+          }
+        }
       }
     }
   }

@@ -2,6 +2,7 @@
 // versions in ops.cpp, eight lanes at a time.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/cpu/attention_kernels.hpp"
@@ -49,6 +50,41 @@ void dots_f16_lanes8(std::size_t n, const std::uint16_t* a, std::size_t stride, 
   }
 }
 
+// Up to four queries against two key rows at a time (one conversion of
+// each key chunk for all of them); more queries in groups of four.
+void dots_f16_lanes8_multi(std::size_t n, const std::uint16_t* a, std::size_t stride,
+                           std::size_t rows, const float* b, std::size_t nq, float* out,
+                           std::size_t out_stride) {
+  if (nq == 1) return dots_f16_lanes8(n, a, stride, rows, b, out);
+  for (std::size_t q0 = 0; q0 < nq; q0 += 4) {
+    const std::size_t m = std::min<std::size_t>(4, nq - q0);
+    const float* bq = b + q0 * n;
+    float* oq = out + q0 * out_stride;
+    std::size_t r = 0;
+    for (; r + 2 <= rows; r += 2) {
+      const std::uint16_t* a0 = a + r * stride;
+      __m256 c0[4], c1[4];
+      for (std::size_t q = 0; q < 4; ++q) c0[q] = c1[q] = _mm256_setzero_ps();
+      for (std::size_t i = 0; i < n; i += 8) {
+        const __m256 k0 = load_f16(a0 + i), k1 = load_f16(a0 + stride + i);
+        for (std::size_t q = 0; q < m; ++q) {
+          const __m256 bv = _mm256_loadu_ps(bq + q * n + i);
+          c0[q] = _mm256_fmadd_ps(k0, bv, c0[q]);
+          c1[q] = _mm256_fmadd_ps(k1, bv, c1[q]);
+        }
+      }
+      for (std::size_t q = 0; q < m; ++q) {
+        oq[q * out_stride + r] = hsum(c0[q]);
+        oq[q * out_stride + r + 1] = hsum(c1[q]);
+      }
+    }
+    for (; r < rows; ++r) {
+      for (std::size_t q = 0; q < m; ++q)
+        dots_f16_lanes8(n, a + r * stride, stride, 1, bq + q * n, oq + q * out_stride + r);
+    }
+  }
+}
+
 // Per lane and per 64-wide block of the row, the partial sums stay in eight
 // registers while j walks that lane's rows; the FMA order per element is
 // the scalar one.
@@ -74,6 +110,43 @@ void weighted_sum_f16(std::size_t n, const float* w, const std::uint16_t* v, std
         c = _mm256_fmadd_ps(_mm256_set1_ps(w[j]), load_f16(v + j * stride + i), c);
       _mm256_storeu_ps(out + i, c);
     }
+  }
+}
+
+// NQ heads' partial sums over R chunks of 8 (NQ·R registers) from one
+// conversion of each value chunk; j walks lane l's rows in order.
+template <int NQ, int R>
+void weighted_block(const float* w, std::size_t w_stride, const std::uint16_t* v,
+                    std::size_t stride, std::size_t count, std::size_t lanes, std::size_t l,
+                    std::size_t i0, float* out, std::size_t out_stride) {
+  __m256 c[NQ][R];
+  for (auto& cq : c)
+    for (auto& x : cq) x = _mm256_setzero_ps();
+  for (std::size_t j = l; j < count; j += lanes) {
+    const std::uint16_t* vj = v + j * stride + i0;
+    __m256 vk[R];
+    for (int k = 0; k < R; ++k) vk[k] = load_f16(vj + 8 * k);
+    for (int q = 0; q < NQ; ++q) {
+      const __m256 wv = _mm256_set1_ps(w[static_cast<std::size_t>(q) * w_stride + j]);
+      for (int k = 0; k < R; ++k) c[q][k] = _mm256_fmadd_ps(wv, vk[k], c[q][k]);
+    }
+  }
+  for (int q = 0; q < NQ; ++q)
+    for (int k = 0; k < R; ++k)
+      _mm256_storeu_ps(out + static_cast<std::size_t>(q) * out_stride + i0 + 8 * k, c[q][k]);
+}
+
+template <int NQ>
+void weighted_multi(std::size_t n, const float* w, std::size_t w_stride, const std::uint16_t* v,
+                    std::size_t stride, std::size_t count, std::size_t lanes, float* acc) {
+  constexpr int R = NQ <= 3 ? 4 : NQ <= 6 ? 2 : 1;
+  for (std::size_t l = 0; l < lanes; ++l) {
+    float* out = acc + l * n;
+    std::size_t i0 = 0;
+    for (; i0 + 8 * R <= n; i0 += 8 * R)
+      weighted_block<NQ, R>(w, w_stride, v, stride, count, lanes, l, i0, out, lanes * n);
+    for (; i0 < n; i0 += 8)
+      weighted_block<NQ, 1>(w, w_stride, v, stride, count, lanes, l, i0, out, lanes * n);
   }
 }
 
@@ -155,7 +228,50 @@ void swiglu(float* gate, const float* up, std::size_t n) {
   }
 }
 
-constexpr AttentionKernels kAvx2{dots_f16_lanes8, weighted_sum_f16, exp_sum, round_f16, swiglu};
+void weighted_sum_f16_multi(std::size_t n, const float* w, std::size_t w_stride, std::size_t nq,
+                            const std::uint16_t* v, std::size_t stride, std::size_t count,
+                            std::size_t lanes, float* acc) {
+  for (std::size_t q0 = 0; q0 < nq;) {
+    const std::size_t m = std::min<std::size_t>(8, nq - q0);
+    const float* wq = w + q0 * w_stride;
+    float* aq = acc + q0 * lanes * n;
+    switch (m) {
+      case 1:
+        weighted_sum_f16(n, wq, v, stride, count, lanes, aq);
+        break;
+      case 2:
+        weighted_multi<2>(n, wq, w_stride, v, stride, count, lanes, aq);
+        break;
+      case 3:
+        weighted_multi<3>(n, wq, w_stride, v, stride, count, lanes, aq);
+        break;
+      case 4:
+        weighted_multi<4>(n, wq, w_stride, v, stride, count, lanes, aq);
+        break;
+      case 5:
+        weighted_multi<5>(n, wq, w_stride, v, stride, count, lanes, aq);
+        break;
+      case 6:
+        weighted_multi<6>(n, wq, w_stride, v, stride, count, lanes, aq);
+        break;
+      case 7:
+        weighted_multi<7>(n, wq, w_stride, v, stride, count, lanes, aq);
+        break;
+      default:
+        weighted_multi<8>(n, wq, w_stride, v, stride, count, lanes, aq);
+        break;
+    }
+    q0 += m;
+  }
+}
+
+constexpr AttentionKernels kAvx2{dots_f16_lanes8,
+                                 dots_f16_lanes8_multi,
+                                 weighted_sum_f16,
+                                 weighted_sum_f16_multi,
+                                 exp_sum,
+                                 round_f16,
+                                 swiglu};
 
 }  // namespace
 

@@ -99,6 +99,14 @@ void dots_f16_lanes8_scalar(std::size_t n, const std::uint16_t* a, std::size_t s
   }
 }
 
+void dots_f16_lanes8_multi_scalar(std::size_t n, const std::uint16_t* a, std::size_t stride,
+                                  std::size_t rows, const float* b, std::size_t nq, float* out,
+                                  std::size_t out_stride) {
+  for (std::size_t q = 0; q < nq; ++q) {
+    dots_f16_lanes8_scalar(n, a, stride, rows, b + q * n, out + q * out_stride);
+  }
+}
+
 void weighted_sum_f16_scalar(std::size_t n, const float* w, const std::uint16_t* v,
                              std::size_t stride, std::size_t count, std::size_t lanes, float* acc) {
   std::fill(acc, acc + lanes * n, 0.0f);
@@ -106,6 +114,14 @@ void weighted_sum_f16_scalar(std::size_t n, const float* w, const std::uint16_t*
     float* a = acc + (j % lanes) * n;
     const std::uint16_t* vj = v + j * stride;
     for (std::size_t i = 0; i < n; ++i) a[i] = std::fma(w[j], fp16_to_f32(vj[i]), a[i]);
+  }
+}
+
+void weighted_sum_f16_multi_scalar(std::size_t n, const float* w, std::size_t w_stride,
+                                   std::size_t nq, const std::uint16_t* v, std::size_t stride,
+                                   std::size_t count, std::size_t lanes, float* acc) {
+  for (std::size_t q = 0; q < nq; ++q) {
+    weighted_sum_f16_scalar(n, w + q * w_stride, v, stride, count, lanes, acc + q * lanes * n);
   }
 }
 
@@ -130,8 +146,13 @@ void swiglu_scalar(float* gate, const float* up, std::size_t n) {
   }
 }
 
-constexpr AttentionKernels kScalar{dots_f16_lanes8_scalar, weighted_sum_f16_scalar, exp_sum_scalar,
-                                   round_f16_scalar, swiglu_scalar};
+constexpr AttentionKernels kScalar{dots_f16_lanes8_scalar,
+                                   dots_f16_lanes8_multi_scalar,
+                                   weighted_sum_f16_scalar,
+                                   weighted_sum_f16_multi_scalar,
+                                   exp_sum_scalar,
+                                   round_f16_scalar,
+                                   swiglu_scalar};
 
 }  // namespace
 

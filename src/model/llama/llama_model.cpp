@@ -218,41 +218,54 @@ void LlamaModel::Impl::attention(std::size_t layer, std::size_t T, bool per_row)
   const unsigned threads = pool.size();
   const bool single = per_row;
   const std::size_t n_lanes = single ? 32 : 8;
-  scores.resize(threads * n_ctx);
-  qround.resize(threads * HD);
+  // A prompt batch takes a job per (token, KV head): the heads sharing that
+  // KV head are dotted with each cached key at once. A single-token step
+  // (32-lane order) takes a job per (token, head).
+  const std::size_t per_job = single ? 1 : group;
+  const std::size_t jobs = T * c.n_head / per_job;
+  scores.resize(threads * per_job * n_ctx);
+  qround.resize(threads * per_job * HD);
   q16.resize(threads * HD);
-  lanes.resize(threads * 32 * HD);
+  lanes.resize(threads * per_job * n_lanes * HD);
   const model::AttentionKernels& ak = model::attention_kernels();
   pool.run([&](unsigned ti) {
-    float* s = scores.data() + ti * n_ctx;
-    float* qf = qround.data() + ti * HD;
+    float* s0 = scores.data() + ti * per_job * n_ctx;
+    float* qf = qround.data() + ti * per_job * HD;
     std::uint16_t* qh = q16.data() + ti * HD;
-    float* acc = lanes.data() + ti * 32 * HD;
+    float* acc = lanes.data() + ti * per_job * n_lanes * HD;
     // Jobs dealt round-robin: causal rows grow with t, so contiguous ranges
     // would leave the thread with the early rows idle.
-    for (std::size_t job = ti; job < T * c.n_head; job += threads) {
-      const std::size_t t = job / c.n_head, h = job % c.n_head, g = h / group;
+    for (std::size_t job = ti; job < jobs; job += threads) {
+      const std::size_t heads_per_t = c.n_head / per_job;
+      const std::size_t t = job / heads_per_t, h0 = job % heads_per_t * per_job, g = h0 / group;
       const std::size_t visible = rows[t].pos + 1;
       const std::uint16_t* kc = rows[t].seq->k_cache[layer].data();
       const std::uint16_t* vc = rows[t].seq->v_cache[layer].data();
-      const float* qv = q.data() + t * D + h * HD;
-      for (std::size_t i = 0; i < HD; ++i) {
-        qh[i] = model::f32_to_fp16(qv[i]);
-        qf[i] = model::fp16_to_f32(qh[i]);
+      for (std::size_t r = 0; r < per_job; ++r) {
+        const float* qv = q.data() + t * D + (h0 + r) * HD;
+        for (std::size_t i = 0; i < HD; ++i) {
+          qh[i] = model::f32_to_fp16(qv[i]);
+          qf[r * HD + i] = model::fp16_to_f32(qh[i]);
+        }
       }
       if (single) {
         for (std::size_t j = 0; j < visible; ++j) {
-          s[j] = model::dot_f16_f16(HD, kc + j * KV + g * HD, qh);
+          s0[j] = model::dot_f16_f16(HD, kc + j * KV + g * HD, qh);
         }
       } else {
-        ak.dots_f16_lanes8(HD, kc + g * HD, KV, visible, qf, s);
+        ak.dots_f16_lanes8_multi(HD, kc + g * HD, KV, visible, qf, per_job, s0, n_ctx);
       }
-      model::softmax(s, visible, scale);
-      ak.round_f16(s, visible);
-      ak.weighted_sum_f16(HD, s, vc + g * HD, KV, visible, n_lanes, acc);
-      float* out = attn.data() + t * D + h * HD;
-      for (std::size_t i = 0; i < HD; ++i) {
-        out[i] = single ? model::reduce_lanes32(acc + i, HD) : model::reduce_lanes8(acc + i, HD);
+      for (std::size_t r = 0; r < per_job; ++r) {
+        model::softmax(s0 + r * n_ctx, visible, scale);
+        ak.round_f16(s0 + r * n_ctx, visible);
+      }
+      ak.weighted_sum_f16_multi(HD, s0, n_ctx, per_job, vc + g * HD, KV, visible, n_lanes, acc);
+      for (std::size_t r = 0; r < per_job; ++r) {
+        const float* a = acc + r * n_lanes * HD;
+        float* out = attn.data() + t * D + (h0 + r) * HD;
+        for (std::size_t i = 0; i < HD; ++i) {
+          out[i] = single ? model::reduce_lanes32(a + i, HD) : model::reduce_lanes8(a + i, HD);
+        }
       }
     }
   });
