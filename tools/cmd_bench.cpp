@@ -80,7 +80,8 @@ void bench_kernels(const BenchArgs& a, double budget, std::size_t max_iters) {
     std::map<std::string, std::map<std::string, double>> by_kernel;  // kernel -> isa -> us
     for (const cpu::Kernels* k : cpu::available_kernels()) {
       const std::vector<std::pair<std::string, std::function<void()>>> runs = {
-          {"exp_weights_ladder", [&] { (void)k->exp_weights(x.data(), n, p, dst.data(), sums.data()); }},
+          {"exp_weights_ladder",
+           [&] { (void)k->exp_weights(x.data(), n, p, dst.data(), sums.data()); }},
           {"argmax_f32", [&] { (void)k->argmax_f32(x.data(), n, nullptr); }},
           {"argmax_bf16", [&] { (void)k->argmax_bf16(b.data(), n, nullptr); }},
           {"argmax_f32_mask", [&] { (void)k->argmax_f32(x.data(), n, mask.data()); }},
@@ -262,10 +263,13 @@ std::function<int()> add_bench(CLI::App& app) {
   host->add_option("--vocab", a->vocabs, "Vocabulary sizes");
   auto vocab = add_bench_vocab(*bench);
   auto decode = add_bench_decode(*bench);
-  return [a, host, vocab, decode]() {
+  auto batch = add_bench_batch(*bench);
+  return [a, host, vocab, decode, batch]() {
     if (host->parsed()) return run_bench_host(*a);
-    const int rc = vocab();
-    return rc >= 0 ? rc : decode();
+    for (const auto& sub : {vocab, decode, batch}) {
+      if (const int rc = sub(); rc >= 0) return rc;
+    }
+    return -1;
   };
 }
 

@@ -30,6 +30,7 @@ std::function<int()> add_generate(CLI::App& app);
 std::function<int()> add_serve(CLI::App& app);
 // `bench decode`, registered under the `bench` subcommand.
 std::function<int()> add_bench_decode(CLI::App& bench);
+std::function<int()> add_bench_batch(CLI::App& bench);
 // A JSON array of {role, content[, reasoning_content]} messages.
 std::vector<ChatMessage> parse_messages(const std::string& text);
 

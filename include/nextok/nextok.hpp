@@ -1,6 +1,7 @@
 // Umbrella header.
 #pragma once
 
+#include "nextok/batch_sampler.hpp"
 #include "nextok/chat.hpp"
 #include "nextok/config.hpp"
 #include "nextok/constraint.hpp"
