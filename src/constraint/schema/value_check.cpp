@@ -27,6 +27,16 @@ std::optional<double> count_of(const json& s, const char* kw) {
   return it->get<double>();
 }
 
+// A conjunction of verdicts: add() is false when one is undecided.
+struct Verdict {
+  bool ok = true;
+  bool add(std::optional<bool> r) {
+    if (!r) return false;
+    ok = ok && *r;
+    return true;
+  }
+};
+
 }  // namespace
 
 bool ValueCheck::is_type(const json& v, const std::string& type) const {
@@ -83,12 +93,9 @@ std::optional<bool> ValueCheck::string_holds(const json& s, const std::string& v
 
 std::optional<bool> ValueCheck::object_holds(const json& s, const json& v, size_t depth,
                                              unsigned skip) {
-  bool ok = true;
-  auto all = [&](std::optional<bool> r) {
-    if (!r) return false;
-    ok = ok && *r;
-    return true;
-  };
+  Verdict verdict;
+  bool& ok = verdict.ok;
+  auto all = [&](std::optional<bool> r) { return verdict.add(r); };
   if (auto n = count_of(s, "minProperties"); n && static_cast<double>(v.size()) < *n) ok = false;
   if (auto n = count_of(s, "maxProperties"); n && static_cast<double>(v.size()) > *n) ok = false;
   if (auto it = s.find("required"); it != s.end() && it->is_array()) {
@@ -134,12 +141,9 @@ std::optional<bool> ValueCheck::object_holds(const json& s, const json& v, size_
 }
 
 std::optional<bool> ValueCheck::array_holds(const json& s, const json& v, size_t depth) {
-  bool ok = true;
-  auto all = [&](std::optional<bool> r) {
-    if (!r) return false;
-    ok = ok && *r;
-    return true;
-  };
+  Verdict verdict;
+  bool& ok = verdict.ok;
+  auto all = [&](std::optional<bool> r) { return verdict.add(r); };
   if (auto n = count_of(s, "minItems"); n && static_cast<double>(v.size()) < *n) ok = false;
   if (auto n = count_of(s, "maxItems"); n && static_cast<double>(v.size()) > *n) ok = false;
   if (auto it = s.find("uniqueItems"); it != s.end() && it->is_boolean() && it->get<bool>()) {
@@ -187,12 +191,9 @@ std::optional<bool> ValueCheck::holds(const json& s, const json& v, size_t depth
        {"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef"}) {
     if (s.contains(kw)) return std::nullopt;
   }
-  bool ok = true;
-  auto all = [&](std::optional<bool> r) {
-    if (!r) return false;
-    ok = ok && *r;
-    return true;
-  };
+  Verdict verdict;
+  bool& ok = verdict.ok;
+  auto all = [&](std::optional<bool> r) { return verdict.add(r); };
   if (auto it = s.find("$ref"); it != s.end() && !(skip & kSkipRefAndAllOf)) {
     if (!it->is_string()) return std::nullopt;
     const json* target = nullptr;

@@ -235,31 +235,15 @@ void weighted_sum_f16_multi(std::size_t n, const float* w, std::size_t w_stride,
     const std::size_t m = std::min<std::size_t>(8, nq - q0);
     const float* wq = w + q0 * w_stride;
     float* aq = acc + q0 * lanes * n;
-    switch (m) {
-      case 1:
-        weighted_sum_f16(n, wq, v, stride, count, lanes, aq);
-        break;
-      case 2:
-        weighted_multi<2>(n, wq, w_stride, v, stride, count, lanes, aq);
-        break;
-      case 3:
-        weighted_multi<3>(n, wq, w_stride, v, stride, count, lanes, aq);
-        break;
-      case 4:
-        weighted_multi<4>(n, wq, w_stride, v, stride, count, lanes, aq);
-        break;
-      case 5:
-        weighted_multi<5>(n, wq, w_stride, v, stride, count, lanes, aq);
-        break;
-      case 6:
-        weighted_multi<6>(n, wq, w_stride, v, stride, count, lanes, aq);
-        break;
-      case 7:
-        weighted_multi<7>(n, wq, w_stride, v, stride, count, lanes, aq);
-        break;
-      default:
-        weighted_multi<8>(n, wq, w_stride, v, stride, count, lanes, aq);
-        break;
+    using Multi = void (*)(std::size_t, const float*, std::size_t, const std::uint16_t*,
+                           std::size_t, std::size_t, std::size_t, float*);
+    static constexpr Multi kMulti[] = {weighted_multi<2>, weighted_multi<3>, weighted_multi<4>,
+                                       weighted_multi<5>, weighted_multi<6>, weighted_multi<7>,
+                                       weighted_multi<8>};
+    if (m == 1) {
+      weighted_sum_f16(n, wq, v, stride, count, lanes, aq);
+    } else {
+      kMulti[m - 2](n, wq, w_stride, v, stride, count, lanes, aq);
     }
     q0 += m;
   }
