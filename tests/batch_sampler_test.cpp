@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "nextok/batch_sampler.hpp"
@@ -111,6 +112,27 @@ TEST(BatchSampler, EveryRowEqualsItsSamplerAloneForAnyThreadCount) {
       }
     }
   }
+}
+
+// Callers on several threads share one pool: their runs take turns and
+// each gets its own rows' results.
+TEST(BatchSampler, ConcurrentCallersShareOnePool) {
+  RowPool pool(3);
+  std::vector<std::thread> callers;
+  std::vector<int> wrong(4, 0);
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&, c] {
+      for (int rep = 0; rep < 50; ++rep) {
+        std::vector<std::size_t> seen(16, 0);
+        pool.run(
+            16, [&](std::size_t b, Workspace&) { seen[b] = b * 10 + static_cast<std::size_t>(c); });
+        for (std::size_t b = 0; b < 16; ++b)
+          wrong[c] += seen[b] != b * 10 + static_cast<std::size_t>(c);
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(wrong[c], 0) << "caller " << c;
 }
 
 TEST(BatchSampler, ABadRowFailsAloneAndBadArgumentsAreClear) {

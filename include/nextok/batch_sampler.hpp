@@ -22,7 +22,7 @@ namespace nextok {
 // spread over the threads (the caller's included), each thread with its own
 // Workspace; rows are taken one at a time, so uneven rows balance. Idle
 // threads spin for ~100 µs before they sleep, since a greedy row takes
-// ~10 µs and a wake-up longer. One run at a time per pool.
+// ~10 µs and a wake-up longer. Runs from several threads take turns.
 class RowPool {
  public:
   explicit RowPool(unsigned threads = 0);  // 0 = every hardware thread
@@ -42,6 +42,7 @@ class RowPool {
 
   std::vector<std::thread> workers_;
   std::vector<Workspace> spaces_;
+  std::mutex run_mu_;  // one run at a time
   std::mutex mu_;
   std::condition_variable start_;
   std::size_t sleeping_ = 0;  // guarded by mu_

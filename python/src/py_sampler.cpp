@@ -15,6 +15,7 @@
 
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "nextok/batch_sampler.hpp"
 #include "nextok/error.hpp"
 #include "nextok/sampler.hpp"
 
@@ -56,7 +57,8 @@ Configs make_configs(float temperature, float top_p, std::int32_t top_k, float m
 
 LogitsView one_row(const AnyArray& logits) {
   const LogitsView v = logits_view(logits, "logits");
-  if (v.rows != 1) throw nb::value_error("logits must be one row [V] (use nextok.sample for [B, V])");
+  if (v.rows != 1)
+    throw nb::value_error("logits must be one row [V] (use nextok.sample for [B, V])");
   return v;
 }
 
@@ -85,6 +87,13 @@ struct PySampler {
   Sampler sampler;
   explicit PySampler(Configs c) : configs(c), sampler(c.sampler, c.penalties) {}
 };
+
+// One pool for every nextok.sample call, never destroyed: its threads must
+// not be joined during interpreter shutdown.
+RowPool& row_pool() {
+  static RowPool* pool = new RowPool();
+  return *pool;
+}
 
 struct SampleOutput {
   nb::object tokens, logprobs, top_ids, top_logprobs, distribution;
@@ -128,13 +137,15 @@ SampleOutput sample_batch(const AnyArray& logits, const std::optional<AnyArray>&
   std::vector<float> dist(return_distribution ? rows * vocab : 0);
   {
     nb::gil_scoped_release release;
-    Workspace ws;
-    for (std::size_t b = 0; b < rows; ++b) {
+    // Rows are independent: they run on the shared pool (every core; a row
+    // each at a time), each exactly as it would alone.
+    row_pool().run(rows, [&](std::size_t b, Workspace& ws) {
       const LogitsView row = view.row(static_cast<std::int64_t>(b));
       const std::span<const std::uint32_t> mrow =
           mask ? std::span<const std::uint32_t>(masks.row(b)) : std::span<const std::uint32_t>{};
       const std::span<const std::int32_t> hist =
-          histories ? std::span<const std::int32_t>((*histories)[b]) : std::span<const std::int32_t>{};
+          histories ? std::span<const std::int32_t>((*histories)[b])
+                    : std::span<const std::int32_t>{};
       const StepInput in{row, mrow, hist};
       Pcg32 rng = Pcg32::for_seed(seeds[b]);
       if (!c.sampler.sampling_active() && !c.penalties.penalties_active())
@@ -155,7 +166,7 @@ SampleOutput sample_batch(const AnyArray& logits, const std::optional<AnyArray>&
         sampling_distribution(in, c.sampler, c.penalties, ws)
             .to_dense(std::span<float>(dist.data() + b * vocab, vocab));
       }
-    }
+    });
   }
   SampleOutput out;
   out.tokens = nb::cast(to_numpy(std::move(tokens), {rows}));
@@ -175,7 +186,8 @@ void bind_sampler(nb::module_& m) {
       .def_ro("logprob", &Step::logprob, "Its log-probability under the raw logits, if asked.")
       .def_ro("top_logprobs", &Step::top_logprobs,
               "The top_logprobs most likely (id, logprob) pairs, descending.")
-      .def("__repr__", [](const Step& s) { return "SampleStep(token=" + std::to_string(s.token) + ")"; });
+      .def("__repr__",
+           [](const Step& s) { return "SampleStep(token=" + std::to_string(s.token) + ")"; });
 
   nb::class_<SampleOutput>(m, "SampleOutput", "The result of nextok.sample.")
       .def_ro("tokens", &SampleOutput::tokens, "int32 [B] token ids.")
@@ -185,11 +197,11 @@ void bind_sampler(nb::module_& m) {
       .def_ro("distribution", &SampleOutput::distribution,
               "float32 [B, V] post-filter sampling distribution, or None.");
 
-#define NEXTOK_SAMPLING_ARGS                                                                  \
-  nb::arg("temperature") = 0.0f, nb::arg("top_p") = 1.0f, nb::arg("top_k") = 0,             \
-  nb::arg("min_p") = 0.0f, nb::arg("seed") = nb::none(), nb::arg("top_logprobs") = 0,       \
-  nb::arg("filter_order") = "spec", nb::arg("repetition_penalty") = 1.0f,                   \
-  nb::arg("presence_penalty") = 0.0f, nb::arg("frequency_penalty") = 0.0f,                  \
+#define NEXTOK_SAMPLING_ARGS                                                          \
+  nb::arg("temperature") = 0.0f, nb::arg("top_p") = 1.0f, nb::arg("top_k") = 0,       \
+  nb::arg("min_p") = 0.0f, nb::arg("seed") = nb::none(), nb::arg("top_logprobs") = 0, \
+  nb::arg("filter_order") = "spec", nb::arg("repetition_penalty") = 1.0f,             \
+  nb::arg("presence_penalty") = 0.0f, nb::arg("frequency_penalty") = 0.0f,            \
   nb::arg("logit_bias") = nb::none(), nb::arg("penalty_window") = kDefaultPenaltyWindow
 
   nb::class_<PySampler>(m, "Sampler",
@@ -241,7 +253,8 @@ void bind_sampler(nb::module_& m) {
               d = s.sampler.distribution(row, words);
             }
             const std::size_t n = d.ids.size();
-            return std::make_pair(to_numpy(std::move(d.ids), {n}), to_numpy(std::move(d.probs), {n}));
+            return std::make_pair(to_numpy(std::move(d.ids), {n}),
+                                  to_numpy(std::move(d.probs), {n}));
           },
           nb::arg("logits"), nb::arg("mask") = nb::none(),
           "The (ids, probs) distribution sample() would draw from now; records nothing.")
@@ -250,9 +263,7 @@ void bind_sampler(nb::module_& m) {
           nb::arg("token"), "Records a token chosen elsewhere in the penalty window.")
       .def(
           "reset",
-          [](PySampler& s) {
-            s.sampler = Sampler(s.configs.sampler, s.configs.penalties);
-          },
+          [](PySampler& s) { s.sampler = Sampler(s.configs.sampler, s.configs.penalties); },
           "Restarts the random stream and clears the penalty window.")
       .def_prop_ro(
           "history",
@@ -272,10 +283,9 @@ void bind_sampler(nb::module_& m) {
          std::uint32_t penalty_window,
          const std::optional<std::vector<std::vector<std::int32_t>>>& histories,
          bool return_distribution) {
-        const Configs c = make_configs(temperature, top_p, top_k, min_p, std::nullopt,
-                                       top_logprobs, filter_order, repetition_penalty,
-                                       presence_penalty, frequency_penalty, logit_bias,
-                                       penalty_window);
+        const Configs c = make_configs(temperature, top_p, top_k, min_p, std::nullopt, top_logprobs,
+                                       filter_order, repetition_penalty, presence_penalty,
+                                       frequency_penalty, logit_bias, penalty_window);
         return sample_batch(logits, mask, c, seed, histories, return_distribution);
       },
       nb::arg("logits"), nb::arg("mask") = nb::none(), nb::kw_only(), NEXTOK_SAMPLING_ARGS,

@@ -84,6 +84,7 @@ void RowPool::run(std::size_t rows, const std::function<void(std::size_t, Worksp
                 "one error slot per row: " + std::to_string(errors.size()) + " for " +
                     std::to_string(rows));
   }
+  std::lock_guard turn(run_mu_);
   fn_ = &fn;
   rows_ = rows;
   errors_ = errors;
