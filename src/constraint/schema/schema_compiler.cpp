@@ -132,11 +132,6 @@ uint32_t Compiler::conj(std::vector<Part> parts, size_t depth) {
   return self;
 }
 
-// A conjunction with enum/const is the listed values that satisfy every
-// part, however the parts constrain: where compiling them failed as
-// unsupported, each value is checked against them directly (ValueCheck),
-// and the node is those values. nullopt when there is no list or a value
-// is not decided exactly.
 // The part's `not` stands as another part: rewritten, or not: {not: s}.
 bool Compiler::moved_not(const Part& p) {
   if (p.done & kNotRewritten) return true;
@@ -144,6 +139,11 @@ bool Compiler::moved_not(const Part& p) {
   return p.done & kExpanded && it != p.j->end() && negation_of(*it, p.ptr + "/not").twice;
 }
 
+// A conjunction with enum/const is the listed values that satisfy every
+// part, however the parts constrain: each value is checked against them
+// directly (ValueCheck; in plain(), and where compiling the parts failed
+// as unsupported), and the node is those values. nullopt when there is no
+// list or a value is not decided exactly.
 std::optional<GrammarNode> Compiler::checked_values(const std::vector<Part>& parts) {
   std::optional<json> values;
   for (const auto& p : parts) {
@@ -513,8 +513,6 @@ GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
   // is exact: whatever the parts hold (not: {pattern}, object keywords, ...).
   if (values) {
     if (auto checked = checked_values(parts)) return std::move(*checked);
-  }
-  if (values) {
     json keep = json::array();
     for (const auto& v : *values)
       if (!excluded(negs, v)) keep.push_back(v);
