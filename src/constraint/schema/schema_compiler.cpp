@@ -3,7 +3,6 @@
 // merged documents, so recursion is a memo hit on the same set of parts and
 // allOf needs no JSON surgery. anyOf/oneOf distribute over the other parts.
 #include "constraint/schema/schema_compiler_impl.hpp"
-#include "constraint/schema/value_check.hpp"
 
 namespace nextok::constraint::schema_detail {
 
@@ -145,46 +144,31 @@ bool Compiler::moved_not(const Part& p) {
 // as unsupported), and the node is those values. nullopt when there is no
 // list or a value is not decided exactly.
 std::optional<GrammarNode> Compiler::checked_values(const std::vector<Part>& parts) {
-  std::optional<json> values;
-  for (const auto& p : parts) {
-    json list;
-    if (auto it = p.j->find("const"); it != p.j->end()) {
-      list = json::array({*it});
-    } else if (auto e = p.j->find("enum"); e != p.j->end() && e->is_array()) {
-      list = *e;
-    } else {
-      continue;
-    }
-    if (!values) {
-      values = std::move(list);
-      continue;
-    }
-    json keep = json::array();
-    for (const auto& v : *values)
-      if (std::find(list.begin(), list.end(), v) != list.end()) keep.push_back(v);
-    values = std::move(keep);
-  }
-  if (!values || values->size() > opt_.max_enum_values) return std::nullopt;
+  unsigned types = kAllTypes;  // unused: the check reads `type` itself
+  json values;
+  if (!enum_values(parts, types, values)) return std::nullopt;
   // Draft 4 spells integers without a fraction, which the value nodes below
   // do not know: its numbers keep the compiled path.
-  if (draft4_ && std::any_of(values->begin(), values->end(), [](const json& v) {
+  if (draft4_ && std::any_of(values.begin(), values.end(), [](const json& v) {
         return v.is_number() || v.is_object() || v.is_array();
       })) {
     return std::nullopt;
   }
-  ValueCheck check(refs_, draft4_);
+  std::vector<unsigned> skips;
+  for (const auto& p : parts) {
+    skips.push_back((p.done & kAnyOfDone ? ValueCheck::kSkipAnyOf : 0u) |
+                    (p.done & kOneOfDone ? ValueCheck::kSkipOneOf : 0u) |
+                    (p.done & kIfDone ? ValueCheck::kSkipIf : 0u) |
+                    (p.done & kDepsDone ? ValueCheck::kSkipDependentSchemas : 0u) |
+                    (p.done & kExpanded ? ValueCheck::kSkipRefAndAllOf : 0u) |
+                    (moved_not(p) ? ValueCheck::kSkipNot : 0u));
+  }
   json keep = json::array();
-  for (const auto& v : *values) {
+  for (const auto& v : values) {
     bool ok = true;
-    for (const auto& p : parts) {
+    for (size_t k = 0; k < parts.size(); ++k) {
       tick();
-      const unsigned skip = (p.done & kAnyOfDone ? ValueCheck::kSkipAnyOf : 0u) |
-                            (p.done & kOneOfDone ? ValueCheck::kSkipOneOf : 0u) |
-                            (p.done & kIfDone ? ValueCheck::kSkipIf : 0u) |
-                            (p.done & kDepsDone ? ValueCheck::kSkipDependentSchemas : 0u) |
-                            (p.done & kExpanded ? ValueCheck::kSkipRefAndAllOf : 0u) |
-                            (moved_not(p) ? ValueCheck::kSkipNot : 0u);
-      const std::optional<bool> r = check.holds(*p.j, v, 0, skip);
+      const std::optional<bool> r = value_check_->holds(*parts[k].j, v, 0, skips[k]);
       if (!r) return std::nullopt;
       ok = ok && *r;
     }

@@ -27,6 +27,7 @@
 #include "constraint/schema/schema_refs.hpp"
 #include "constraint/schema/schema_types.hpp"
 #include "constraint/schema/unique_items.hpp"
+#include "constraint/schema/value_check.hpp"
 #include "nextok/error.hpp"
 
 namespace nextok::constraint::schema_detail {
@@ -57,6 +58,7 @@ class Compiler {
     // Draft 4 (and 3) does not count 1.0 as an integer; later drafts do.
     const Draft draft = declared_draft(root);
     draft4_ = draft == Draft::k3 || draft == Draft::k4;
+    value_check_ = std::make_unique<ValueCheck>(refs_, draft4_);
   }
 
   CompiledSchema run(const json& root);
@@ -258,6 +260,9 @@ class Compiler {
   static constexpr uint32_t kStringDfa = 0, kNumberDfa = 1, kIntegerDfa = 2, kTrueDfa = 3,
                             kFalseDfa = 4, kNullDfa = 5, kStrictIntegerDfa = 6, kKeyDfa = 7;
   bool draft4_ = false;
+  // Listed values checked directly; one per compile, so its compiled
+  // patterns serve every list.
+  std::unique_ptr<ValueCheck> value_check_;
 
   SchemaRefs refs_;
   SchemaCompileOptions opt_;

@@ -537,4 +537,17 @@ void prune_unproductive(Grammar& g) {
   }
 }
 
+uint32_t code_points(const std::string& s) {
+  uint32_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+bool items_unique(const json& a) {
+  for (size_t i = 0; i < a.size(); ++i)
+    for (size_t k = i + 1; k < a.size(); ++k)
+      if (a[i] == a[k]) return false;
+  return true;
+}
+
 }  // namespace nextok::constraint

@@ -72,4 +72,9 @@ bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options,
 // matcher never accepts a prefix it cannot complete.
 void prune_unproductive(Grammar& g);
 
+// Code points of UTF-8 text (what minLength and maxLength count).
+uint32_t code_points(const std::string& s);
+// No two items of an array equal (JSON equality, 1 and 1.0 alike).
+bool items_unique(const nlohmann::json& a);
+
 }  // namespace nextok::constraint

@@ -203,14 +203,6 @@ std::optional<std::vector<json>> Compiler::finite_values(std::vector<Part> parts
   return std::nullopt;
 }
 
-// No two items equal (JSON equality).
-static bool items_unique(const json& a) {
-  for (size_t i = 0; i < a.size(); ++i)
-    for (size_t k = i + 1; k < a.size(); ++k)
-      if (a[i] == a[k]) return false;
-  return true;
-}
-
 std::vector<uint32_t> Compiler::enum_options(std::vector<Part>& parts, unsigned types,
                                              const json& values) {
   std::vector<std::string> strings, scalars;

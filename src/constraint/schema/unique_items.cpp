@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "constraint/schema/schema_types.hpp"
 #include "nextok/error.hpp"
 
 namespace nextok::constraint {
@@ -106,12 +107,6 @@ void leaves_of(const Grammar& g, uint32_t node, std::vector<uint32_t>& out, int 
   } else if (n.kind == NodeKind::kLeaf) {
     out.push_back(node);
   }
-}
-
-uint32_t code_points(const std::string& s) {
-  uint32_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
 }
 
 bool leaf_accepts(const Grammar& g, const GrammarNode& leaf, const json& v) {

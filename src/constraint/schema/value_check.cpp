@@ -14,12 +14,6 @@ namespace {
 
 constexpr size_t kMaxDepth = 64;
 
-size_t code_points(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
 // A keyword's non-negative integer value; nullopt when absent or not one.
 std::optional<double> count_of(const json& s, const char* kw) {
   auto it = s.find(kw);
@@ -147,9 +141,7 @@ std::optional<bool> ValueCheck::array_holds(const json& s, const json& v, size_t
   if (auto n = count_of(s, "minItems"); n && static_cast<double>(v.size()) < *n) ok = false;
   if (auto n = count_of(s, "maxItems"); n && static_cast<double>(v.size()) > *n) ok = false;
   if (auto it = s.find("uniqueItems"); it != s.end() && it->is_boolean() && it->get<bool>()) {
-    for (size_t i = 0; i < v.size(); ++i)
-      for (size_t k = i + 1; k < v.size(); ++k)
-        if (v[i] == v[k]) ok = false;
+    ok = ok && items_unique(v);
   }
   // Tuple items: prefixItems, or an items array (drafts before 2020-12).
   const json* tuple = nullptr;
