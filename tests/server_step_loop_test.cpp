@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "nextok/llama.hpp"
 #include "server/step_loop.hpp"
@@ -130,6 +131,43 @@ TEST(StepLoop, ShortRequestsPassLongPromptsThatWouldFillEverySlot) {
   long_b->cancel();
   long_a->wait_done();
   long_b->wait_done();
+}
+
+// Long prompts' chunks yield to a new short request's first two calls (its
+// prompt and the step whose token it streams first), so its first token
+// does not wait for two chunks; the long prompts read on afterwards and
+// give what they give alone.
+TEST(StepLoop, LongPromptChunksYieldToANewShortRequest) {
+  auto model = load();
+  ASSERT_TRUE(model);
+  auto long_a = job(ramp(64, 10), 2, 0.0f, 0), long_b = job(ramp(64, 20), 2, 0.0f, 0);
+  auto short_c = job(ramp(4, 30), 2, 0.0f, 0);
+  std::vector<GenerateResult> alone;
+  for (const auto& j : {long_a, long_b}) {
+    model->truncate(0);
+    alone.push_back(generate(*model, model->tokenizer().vocab(), j->prompt, j->options));
+  }
+  LoopStats s;
+  {
+    StepLoop loop(*model, 3, 8, /*prefill_chunk=*/16);
+    loop.submit(long_a);
+    loop.submit(long_b);
+    while (loop.stats().batching.prefill_chunks == 0) std::this_thread::yield();
+    loop.submit(short_c);
+    short_c->wait_done();
+    s = loop.stats();
+    long_a->wait_done();
+    long_b->wait_done();
+  }
+  EXPECT_FALSE(short_c->error);
+  EXPECT_EQ(short_c->result.tokens.size(), 2u);
+  EXPECT_EQ(s.batching.prefill_yields, 2u) << "the short request's prompt and first decode step";
+  EXPECT_LT(s.batching.prefill_chunks, 6u) << "two 64-token prompts (3 chunks each) still read";
+  const std::vector<std::shared_ptr<Job>> longs = {long_a, long_b};
+  for (std::size_t i = 0; i < longs.size(); ++i) {
+    ASSERT_FALSE(longs[i]->error);
+    EXPECT_EQ(longs[i]->result.tokens, alone[i].tokens) << "long " << i;
+  }
 }
 
 }  // namespace nextok::server

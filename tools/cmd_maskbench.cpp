@@ -103,6 +103,12 @@ void serialize(const json& v, std::string& out) {
 
 // At most n bytes of s, cut at a code point boundary (the JSON line must
 // stay valid UTF-8).
+// A token may end inside a character, so the text read so far is not always
+// UTF-8: print such bytes as U+FFFD rather than fail the run.
+std::string dump_line(const json& line) {
+  return line.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 std::string utf8_prefix(const std::string& s, size_t n) {
   if (s.size() <= n) return s;
   while (n > 0 && (static_cast<uint8_t>(s[n]) & 0xC0) == 0x80) --n;
@@ -186,7 +192,7 @@ int run(const MaskbenchArgs& a) {
         if (auto q = kind.find(": "); q != std::string::npos) kind = kind.substr(q + 2);
         if (kind.size() > 60) kind.resize(60);
         ++errors[kind];
-        if (!a.quiet) std::printf("%s\n", line.dump().c_str());
+        if (!a.quiet) std::printf("%s\n", dump_line(line).c_str());
         continue;
       }
       const double compile_us = us_since(t0);
@@ -254,7 +260,7 @@ int run(const MaskbenchArgs& a) {
         line["tbm_max_at"] = slowest_at;
       }
       if (!failures.empty()) line["failures"] = failures;
-      if (!a.quiet) std::printf("%s\n", line.dump().c_str());
+      if (!a.quiet) std::printf("%s\n", dump_line(line).c_str());
     }
   }
   double sum = 0, mx = 0;

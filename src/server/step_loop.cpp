@@ -173,8 +173,19 @@ void StepLoop::step(std::vector<Live>& live) {
   }
   // Long prompts share one chunk of prompt tokens per iteration, taking
   // turns, so an iteration costs at most a chunk more than the decode batch
-  // however many long prompts are being read.
-  std::size_t budget = prefill_chunk_, chunks = 0;
+  // however many long prompts are being read. A new short request's first
+  // token would otherwise wait for two chunks (its prompt step, then the step
+  // whose logits it streams), each dearer than a fresh one at a long context:
+  // the chunk yields to those calls, never more than two iterations in a row,
+  // so long prompts still read at least every third iteration.
+  auto fresh = [&](const Live* l) {
+    return l->calls < 2 && l->job->prompt.size() <= prefill_chunk_;
+  };
+  const bool fresh_short = std::any_of(singles.begin(), singles.end(), fresh) ||
+                           std::any_of(others.begin(), others.end(), fresh);
+  const bool yield = !partial.empty() && fresh_short && yields_in_row_ < 2;
+  yields_in_row_ = yield ? yields_in_row_ + 1 : 0;
+  std::size_t budget = yield ? 0 : prefill_chunk_, chunks = 0;
   for (std::size_t j = 0; j < partial.size() && budget > 0; ++j) {
     Live* l = partial[(prefill_turn_ + j) % partial.size()];
     const auto part = l->gen->next_call().tokens.subspan(l->done_tokens, budget);
@@ -187,7 +198,7 @@ void StepLoop::step(std::vector<Live>& live) {
     budget -= part.size();
     ++chunks;
   }
-  if (!partial.empty()) ++prefill_turn_;
+  if (chunks > 0) ++prefill_turn_;
   std::vector<Live*> stepped(singles);
   stepped.insert(stepped.end(), others.begin(), others.end());
   if (stepped.empty()) {
@@ -230,6 +241,7 @@ void StepLoop::step(std::vector<Live>& live) {
       [&](std::size_t i) {
         Live& l = *stepped[i];
         if (l.error) return;
+        ++l.calls;
         try {
           l.gen->feed(rows[i]);
         } catch (...) {
@@ -241,6 +253,7 @@ void StepLoop::step(std::vector<Live>& live) {
   std::lock_guard lock(mu_);
   stats_.batching.other_steps += others.size();
   stats_.batching.prefill_chunks += chunks;
+  stats_.batching.prefill_yields += yield ? 1 : 0;
   if (!singles.empty()) {
     ++stats_.batching.batches;
     stats_.batching.batched_tokens += singles.size();

@@ -7,7 +7,9 @@
 // on a worker pool meanwhile, samples every row on the pool, and retires
 // the finished. No thread per request and no gather window. Long prompts
 // share one chunk of prompt tokens per iteration (chunked prefill, in
-// turns), so the others keep streaming while they are read.
+// turns), so the others keep streaming while they are read; they yield
+// their chunk while a new short request takes its first two calls (its
+// prompt and first token), at most two iterations in a row.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -30,6 +32,7 @@ struct BatchStats {
   std::uint64_t largest = 0;         // most tokens in one batch
   std::uint64_t other_steps = 0;     // prompt and verification steps
   std::uint64_t prefill_chunks = 0;  // partial prompt steps (long prompts)
+  std::uint64_t prefill_yields = 0;  // iterations long prompts skipped for new requests
 };
 
 struct LoopStats {
@@ -62,6 +65,7 @@ class StepLoop {
     std::unique_ptr<Generation> gen;
     std::size_t seq = 0;
     std::size_t done_tokens = 0;  // of the current call, already stepped (chunks)
+    std::size_t calls = 0;        // model calls completed (a new request's first two stream)
     std::exception_ptr error;
   };
   void run();
@@ -77,7 +81,8 @@ class StepLoop {
   std::deque<std::shared_ptr<Job>> queue_;
   std::vector<std::shared_ptr<Job>> running_;  // what shutdown() cancels
   LoopStats stats_;
-  std::size_t prefill_turn_ = 0;  // which long prompt reads first (round robin)
+  std::size_t prefill_turn_ = 0;   // which long prompt reads first (round robin)
+  std::size_t yields_in_row_ = 0;  // iterations in a row long prompts have yielded
   bool stopping_ = false;
   std::thread thread_;
 };

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <string>
 
+#include "constraint/regex/lookahead.hpp"
 #include "constraint/regex/regex_parser.hpp"
 #include "constraint/regex/utf8_ranges.hpp"
 #include "nextok/error.hpp"
@@ -292,6 +294,23 @@ NodePtr alternative_root(const RegexAlternative& alt, const RegexOptions& opt) {
 }  // namespace
 
 Dfa Dfa::compile(std::string_view pattern, const RegexOptions& opt) {
+  // (Lark terminals, in Python syntax, keep lookaround a clear error.)
+  if (auto split = opt.python ? std::nullopt : regex::split_leading_lookaheads(pattern)) {
+    // ^(?=X)(?!Y)R: ^R, meet a prefix matching X, minus one matching Y.
+    auto text = [](std::string_view head, std::string_view body, std::string_view tail) {
+      std::string t;  // appended piecewise: GCC 12 misreads "^" + string as overlapping
+      t.append(head).append(body).append(tail);
+      return t;
+    };
+    Dfa d = compile(text("^", split->rest, ""), opt);
+    RegexOptions prefix = opt;
+    prefix.full_match = false;
+    for (const auto& t : split->tests) {
+      const Dfa x = compile(text("^(?:", t.body, ")"), prefix);
+      d = t.negative ? subtract(d, x, opt.max_states) : intersect(d, x, opt.max_states);
+    }
+    return d;
+  }
   const RegexAlternative alt{pattern, false};
   return compile_labeled(std::span(&alt, 1), opt);
 }

@@ -6,6 +6,7 @@
 
 #include <utf8proc.h>
 
+#include "constraint/regex/unicode_property.hpp"
 #include "nextok/error.hpp"
 
 namespace nextok::constraint::regex {
@@ -283,8 +284,20 @@ class Parser {
       case 'B':
         unsupported("a word boundary");
       case 'p':
-      case 'P':
-        unsupported("a Unicode property class");
+      case 'P': {
+        // ECMA-262's u-mode reading, which validators of `pattern` use (and
+        // Rust's and Python's `regex`); Python's `re` has no such classes.
+        if (python_) unsupported("a Unicode property class");
+        if (!at('{')) fail(std::string("\\") + c + " needs a {name}");
+        const size_t close = p_.find('}', i_);
+        if (close == std::string_view::npos) fail("unterminated property name");
+        const std::string_view name = p_.substr(i_ + 1, close - i_ - 1);
+        auto found = unicode_property(name);
+        if (!found) unsupported("the Unicode property \"" + std::string(name) + "\"");
+        i_ = close + 1;
+        set = c == 'p' ? std::move(*found) : complement(*found);
+        return true;
+      }
       default:
         if (c >= '1' && c <= '9') unsupported("a backreference");
         if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
