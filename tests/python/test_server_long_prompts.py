@@ -1,7 +1,8 @@
 """Long prompts beside short requests (chunked prefill, docs/server.md): two
-long prompts share one chunk of prompt tokens per loop iteration, so a short
-streamed chat's first token stays within 2 x its idle time plus two
-iterations' chunks, instead of waiting for whole prefills. Release build (label
+long prompts share one chunk of prompt tokens per loop iteration and yield it
+to a new short request's first two steps, so a short streamed chat's first
+token stays within 2 x its idle time plus one chunk, instead of waiting for
+whole prefills. Release build (label
 model_oracles); prints the figures as JSON lines."""
 import json
 import os
@@ -49,9 +50,11 @@ def test_short_request_streams_while_two_long_prompts_prefill(cli):
         short = chat_ttft(client)
         for t in threads:
             t.join()
-        # The long prompts share one chunk per iteration; the short request
-        # needs its prompt step and a decode step: two iterations.
-        bound = 2 * idle + 2 * chunk_s + 0.5
+        # The long prompts share one chunk per iteration and yield it to the
+        # short request's prompt and decode steps, so it waits at most for
+        # the chunk in progress when it arrives (the issue's target: 2 x idle
+        # + one chunk), plus 0.5 s for a noisy machine.
+        bound = 2 * idle + chunk_s + 0.5
         print(json.dumps({"bench": "long_prompts", "idle_ttft_s": round(idle, 3),
                           "chunk_tokens": CHUNK, "chunk_s": round(chunk_s, 3),
                           "long_prompt_tokens": LONG_TOKENS,
