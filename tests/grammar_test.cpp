@@ -219,6 +219,19 @@ TEST(Grammar, HostileGrammarsStayBounded) {
   for (int k = 0; k < 2000; ++k) pc.advance(open);
   EXPECT_TRUE(pc.completes_with("x" + std::string(4000, ')')));
   EXPECT_FALSE(pc.completes_with("x" + std::string(3999, ')')));
+  // An ambiguous regular part (a run that splits anywhere) is read as its
+  // DFA, so sets stay small however long the run: read as written,
+  // `( [a-z]+ [a-z]* )*` keeps an item per byte where a piece may have
+  // begun, past 64 within the first hundred bytes.
+  const auto amb =
+      Grammar::gbnf(small_index(), "root ::= \"(\" root \")\" | ( [a-z]+ [a-z]* )* \".\"", few);
+  GrammarConstraint ac(amb);
+  for (int k = 0; k < 500; ++k) {
+    ac.step_mask(mask);
+    ac.advance(a);
+  }
+  EXPECT_TRUE(ac.completes_with("."));
+  EXPECT_FALSE(ac.completes_with(")"));
 }
 
 TEST(Grammar, ExponentialRegexesCompileQuickly) {

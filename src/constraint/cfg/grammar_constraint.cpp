@@ -4,6 +4,7 @@
 // recogniser, one item set per trie depth, with repeated sets named
 // (earley_walker.hpp), and masks of states met before copied from the
 // grammar's memo (mask_memo.hpp).
+#include <algorithm>
 #include <optional>
 
 #include "constraint/cfg/earley.hpp"
@@ -11,6 +12,7 @@
 #include "constraint/cfg/gbnf.hpp"
 #include "constraint/cfg/lark.hpp"
 #include "constraint/cfg/mask_memo.hpp"
+#include "constraint/cfg/regular_fragments.hpp"
 #include "constraint/engine/mask_bits.hpp"
 #include "constraint/engine/token_index_impl.hpp"
 #include "constraint/regex/dfa.hpp"
@@ -23,7 +25,7 @@ namespace nextok {
 struct Grammar::Impl {
   std::shared_ptr<const TokenIndex> index;
   Kind kind = Kind::kGbnf;
-  std::optional<constraint::Dfa> dfa;                  // regex, choice
+  std::optional<constraint::Dfa> dfa;                  // regex, choice, regular grammars
   std::unique_ptr<constraint::cfg::EarleyTables> cfg;  // gbnf, lark
   size_t max_parse_items = 0;
   // Masks by state: the Earley set's name (gbnf, lark) or the DFA state.
@@ -41,12 +43,27 @@ std::shared_ptr<const TokenIndex> need_index(std::shared_ptr<const TokenIndex> i
 
 namespace {
 
-// The Earley tables of a pruned grammar.
+// DFA sizes for regular grammars and for regular parts of the others
+// (regular_fragments.hpp): a fragment's states are all predicted where it
+// starts, so fragments stay small; past these, Earley reads them as written.
+constexpr size_t kRegularGrammarStates = 20000;
+constexpr size_t kRegularFragmentStates = 256;
+
+// A regular grammar runs on its DFA, as regex and choice do; the others on
+// the Earley tables of the pruned grammar, regular parts determinized.
 void set_cfg(Grammar::Impl& impl, constraint::cfg::Cfg g, const ConstraintLimits& limits) {
   constraint::cfg::prune(g);
+  impl.memo = std::make_unique<constraint::cfg::MaskMemo>(limits.grammar_mask_memo_bytes);
+  if (auto d = constraint::cfg::regular_grammar_dfa(
+          g, std::min(kRegularGrammarStates, limits.max_dfa_states))) {
+    impl.dfa = std::move(*d);
+    return;
+  }
+  constraint::cfg::determinize_regular_fragments(
+      g, std::min(kRegularFragmentStates, limits.max_dfa_states));
+  constraint::cfg::prune(g);  // the rewritten parts' old helpers are unreachable now
   impl.cfg = std::make_unique<constraint::cfg::EarleyTables>(g);
   impl.max_parse_items = limits.max_parse_items;
-  impl.memo = std::make_unique<constraint::cfg::MaskMemo>(limits.grammar_mask_memo_bytes);
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+// Regular parts of a grammar as deterministic automata. A nonterminal whose
+// derivations never recurse (or recurse only as `S ::= S x | y`, which is
+// what repetitions expand to) has a regular language. Read by Earley as
+// written, ambiguous regular parts cost work that grows with the input:
+// `( [^.]+ )*` keeps one item per position where a run may have begun, so a
+// mask after n bytes walks n items at every trie node. The same language as
+// a DFA keeps one state per position; written back into the grammar as a
+// left-linear grammar of that DFA (Q_q ::= Q_p b), its Earley sets stay the
+// size of the state's out-edges whatever the input.
+#pragma once
+
+#include <optional>
+
+#include "constraint/cfg/cfg.hpp"
+#include "constraint/regex/dfa.hpp"
+
+namespace nextok::constraint::cfg {
+
+// The byte DFA of the whole grammar when its root is regular and the
+// automaton has at most `max_states` states; nullopt otherwise.
+std::optional<Dfa> regular_grammar_dfa(const Cfg& g, size_t max_states);
+
+// Rewrites every maximal regular nonterminal reachable from the root (one
+// under a non-regular one) where some input leaves two repetitions open at
+// once and whose DFA
+// has at most `max_states` states as the left-linear grammar of that DFA
+// (whose states are all predicted where it starts, so a part that cannot be
+// ambiguous is cheaper as written). The language is unchanged.
+void determinize_regular_fragments(Cfg& g, size_t max_states);
+
+}  // namespace nextok::constraint::cfg
