@@ -123,6 +123,27 @@ def text(rng: random.Random, chars: dict[str, list[str]]) -> str:
     return "".join(rng.choice(chars[rng.choice(CATEGORIES)]) for _ in range(rng.randint(1, 4)))
 
 
+def verdicts_against(
+    docs: list[dict[str, Any]], rows: list[dict[str, Any]]
+) -> tuple[list, int, int]:
+    """The schemas the engine got wrong, and the valid and invalid counts.
+    Only "unsatisfiable" may refuse to compile ([^\\p{Any}] is empty), and
+    only where no drawn string matches."""
+    bad = [
+        (doc["schema"], row.get("error") or row.get("failures"))
+        for doc, row in zip(docs, rows)
+        if (
+            not row["compiled"]
+            and (UNSAT not in row["error"] or any(t["valid"] for t in doc["tests"]))
+        )
+        or row.get("valid_rejected")
+        or row.get("invalid_accepted")
+    ]
+    valid = sum(t["valid"] for d in docs for t in d["tests"])
+    invalid = sum(not t["valid"] for d in docs for t in d["tests"])
+    return bad, valid, invalid
+
+
 def test_property_classes_match_ecma_u_mode(cli: str) -> None:
     rng = random.Random(int(os.environ.get("NEXTOK_PROPERTY_SEED", "11")))
     chars = pools()
@@ -144,20 +165,7 @@ def test_property_classes_match_ecma_u_mode(cli: str) -> None:
             tests = [{"data": s, "valid": rx.find(s) is not None} for s in sorted(strings)]
         docs.append({"schema": schema, "tests": tests})
     rows = run_maskbench(cli, docs)
-    # Only "unsatisfiable" may refuse to compile ([^\p{Any}] is empty), and
-    # only where no drawn string matches.
-    bad = [
-        (doc["schema"], row.get("error") or row.get("failures"))
-        for doc, row in zip(docs, rows)
-        if (
-            not row["compiled"]
-            and (UNSAT not in row["error"] or any(t["valid"] for t in doc["tests"]))
-        )
-        or row.get("valid_rejected")
-        or row.get("invalid_accepted")
-    ]
-    valid = sum(t["valid"] for d in docs for t in d["tests"])
-    invalid = sum(not t["valid"] for d in docs for t in d["tests"])
+    bad, valid, invalid = verdicts_against(docs, rows)
     print(json.dumps({"schemas": len(docs), "valid": valid, "invalid": invalid, "bad": len(bad)}))
     assert valid > 100 and invalid > 100, "the generator must make both kinds"
     assert sum(r["compiled"] for r in rows) >= 0.9 * len(docs)
@@ -192,7 +200,7 @@ LOOK_BODIES = [
     "(a|b)c",
 ]
 RESTS = [".+", "[a-zA-Z0-9]{2,6}$", "a.*", "", ".*b$", "[a-c]*", "(?:x|y)+", ".{2,}$", "\\w+$"]
-ALPHABET = "abcxyzAB01 -é\"\\\n"
+ALPHABET = 'abcxyzAB01 -é"\\\n'
 
 
 def lookahead_pattern(rng: random.Random) -> str:
@@ -218,18 +226,7 @@ def test_leading_lookaheads_match_ecma_and_python(cli: str) -> None:
                 tests.append({"data": s, "valid": verdict})
         docs.append({"schema": {"type": "string", "pattern": p}, "tests": tests})
     rows = run_maskbench(cli, docs)
-    bad = [
-        (doc["schema"], row.get("error") or row.get("failures"))
-        for doc, row in zip(docs, rows)
-        if (
-            not row["compiled"]
-            and (UNSAT not in row["error"] or any(t["valid"] for t in doc["tests"]))
-        )
-        or row.get("valid_rejected")
-        or row.get("invalid_accepted")
-    ]
-    valid = sum(t["valid"] for d in docs for t in d["tests"])
-    invalid = sum(not t["valid"] for d in docs for t in d["tests"])
+    bad, valid, invalid = verdicts_against(docs, rows)
     print(
         json.dumps(
             {"lookahead_schemas": len(docs), "valid": valid, "invalid": invalid, "bad": len(bad)}

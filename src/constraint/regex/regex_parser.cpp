@@ -11,8 +11,6 @@
 
 namespace nextok::constraint::regex {
 
-namespace {
-
 CodeSet normalized(CodeSet s) {
   std::sort(s.begin(), s.end());
   CodeSet out;
@@ -25,6 +23,8 @@ CodeSet normalized(CodeSet s) {
   }
   return out;
 }
+
+namespace {
 
 CodeSet complement(const CodeSet& s) {
   CodeSet out;

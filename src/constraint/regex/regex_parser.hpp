@@ -48,6 +48,9 @@ inline NodePtr parse(std::string_view pattern, bool unicode) {
   return parse(pattern, Syntax{.unicode = unicode});
 }
 
+// Sorted, with overlapping and adjacent ranges merged.
+CodeSet normalized(CodeSet set);
+
 // The set with every code point's simple case variants added (Python's
 // IGNORECASE for str patterns: code points whose lowercase forms agree).
 CodeSet case_closed(const CodeSet& set);

@@ -1,6 +1,5 @@
 #include "constraint/regex/unicode_property.hpp"
 
-#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdint>
@@ -165,16 +164,7 @@ CodeSet sets_of(uint32_t mask) {
     const CodeSet& s = category_sets()[static_cast<size_t>(c)];
     out.insert(out.end(), s.begin(), s.end());
   }
-  std::sort(out.begin(), out.end());
-  CodeSet merged;
-  for (auto [lo, hi] : out) {
-    if (!merged.empty() && lo <= merged.back().second + 1) {
-      merged.back().second = std::max(merged.back().second, hi);
-    } else {
-      merged.emplace_back(lo, hi);
-    }
-  }
-  return merged;
+  return normalized(std::move(out));
 }
 
 }  // namespace
