@@ -97,7 +97,7 @@ class Nextok:
                 g.write_text(source, encoding="utf-8")
             out = subprocess.run([self.cli, "grammar-generate", "--tokenizer", self.tok, *flags, "--walk", str(walk),
                                   "--timing"], capture_output=True, text=True, check=True).stdout
-        lines = [json.loads(x) for x in out.splitlines()]
+        lines = [json.loads(x) for x in out.split("\n") if x.strip()]
         per_text = [x["mask_us"] for x in lines[1:]]
         return {"compile_ms": round(lines[0]["compiled_ms"], 2),
                 "accepted": sum(x["accepted"] for x in lines[1:len(texts) // self.passes + 1]),

@@ -361,7 +361,7 @@ def engine_lines(cli: str, tokenizer: str, flags: list[str], timeout: float = 60
     )
     if r.returncode != 0:
         raise RuntimeError(f"grammar-generate failed ({r.returncode}): {r.stdout[-2000:]}{r.stderr[-2000:]}")
-    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    return [json.loads(line) for line in r.stdout.split("\n") if line.strip()]
 
 
 def generate(cli: str, tokenizer: str, grammar_flags: list[str], count: int, seed: int,
