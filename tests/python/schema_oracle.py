@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
+from pattern_engines import use_regex_fallback
 from schema_sampler import sample_instances
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -349,6 +350,9 @@ CORPORA = {
 
 
 # --- generation --------------------------------------------------------------
+
+
+use_regex_fallback()
 
 
 def validator(schema: Any) -> jsonschema.protocols.Validator:

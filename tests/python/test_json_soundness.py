@@ -14,6 +14,7 @@ import subprocess
 
 import jsonschema
 import pytest
+from pattern_engines import use_regex_fallback
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHARED = pathlib.Path(os.environ.get("NEXTOK_SHARED", ROOT.parent / "shared"))
@@ -30,6 +31,9 @@ def dataset_schemas():
     for f in sorted((SHARED / "datasets" / "maskbench").glob("*.json")):
         out.append((f.name, json.loads(f.read_text())["schema"]))
     return out
+
+
+use_regex_fallback()
 
 
 def validator(schema):
