@@ -5,6 +5,7 @@
 // (earley_walker.hpp), and masks of states met before copied from the
 // grammar's memo (mask_memo.hpp).
 #include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include "constraint/cfg/earley.hpp"
@@ -54,13 +55,20 @@ constexpr size_t kRegularFragmentStates = 256;
 void set_cfg(Grammar::Impl& impl, constraint::cfg::Cfg g, const ConstraintLimits& limits) {
   constraint::cfg::prune(g);
   impl.memo = std::make_unique<constraint::cfg::MaskMemo>(limits.grammar_mask_memo_bytes);
-  if (auto d = constraint::cfg::regular_grammar_dfa(
-          g, std::min(kRegularGrammarStates, limits.max_dfa_states))) {
+  // An optimisation: half the compile budget at most, then Earley as written.
+  constraint::cfg::FragmentBudget budget;
+  budget.max_symbols = limits.max_grammar_nodes;
+  if (limits.max_compile_ms) {
+    budget.deadline = std::chrono::steady_clock::now() +
+                      std::chrono::milliseconds(std::max<uint32_t>(1, limits.max_compile_ms / 2));
+  }
+  budget.max_states = std::min(kRegularGrammarStates, limits.max_dfa_states);
+  if (auto d = constraint::cfg::regular_grammar_dfa(g, budget)) {
     impl.dfa = std::move(*d);
     return;
   }
-  constraint::cfg::determinize_regular_fragments(
-      g, std::min(kRegularFragmentStates, limits.max_dfa_states));
+  budget.max_states = std::min(kRegularFragmentStates, limits.max_dfa_states);
+  constraint::cfg::determinize_regular_fragments(g, budget);
   constraint::cfg::prune(g);  // the rewritten parts' old helpers are unreachable now
   impl.cfg = std::make_unique<constraint::cfg::EarleyTables>(g);
   impl.max_parse_items = limits.max_parse_items;

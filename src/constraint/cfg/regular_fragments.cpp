@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -62,7 +63,8 @@ class NfaBuilder {
 
   // Subset construction over byte classes (bytes no terminal tells apart);
   // nullopt past max_dfa states.
-  std::optional<Dfa> determinize(size_t max_dfa) const {
+  std::optional<Dfa> determinize(size_t max_dfa,
+                                 std::chrono::steady_clock::time_point deadline) const {
     // Classes: bytes with the same membership in every edge's set.
     std::vector<const ByteSet*> sets;
     for (const auto& out : edges_) {
@@ -139,6 +141,9 @@ class NfaBuilder {
         auto [it, added] = ids.emplace(std::move(target), static_cast<int32_t>(states.size()));
         if (added) {
           if (states.size() >= max_dfa) return std::nullopt;
+          if ((states.size() & 63) == 0 && std::chrono::steady_clock::now() > deadline) {
+            return std::nullopt;
+          }
           states.push_back(it->first);
         }
         to_class[c] = it->second;
@@ -233,11 +238,11 @@ class NfaBuilder {
 
 // `only_ambiguous`: nullopt unless two repetitions can be open at once (a
 // part without is as cheap as written, and cheaper where it starts).
-std::optional<Dfa> dfa_of(const Cfg& g, uint32_t n, size_t max_states,
+std::optional<Dfa> dfa_of(const Cfg& g, uint32_t n, const FragmentBudget& budget,
                           bool only_ambiguous = false) {
-  NfaBuilder nfa(g, 8 * max_states);
+  NfaBuilder nfa(g, 8 * budget.max_states);
   if (!nfa.build(n)) return std::nullopt;
-  auto d = nfa.determinize(max_states);
+  auto d = nfa.determinize(budget.max_states, budget.deadline);
   if (only_ambiguous && !nfa.ambiguous_loops()) return std::nullopt;
   return d;
 }
@@ -267,13 +272,13 @@ void write_left_linear(Cfg& g, uint32_t n, const Dfa& d) {
 
 }  // namespace
 
-std::optional<Dfa> regular_grammar_dfa(const Cfg& g, size_t max_states) {
+std::optional<Dfa> regular_grammar_dfa(const Cfg& g, const FragmentBudget& budget) {
   Regularity r(g);
   if (!r.regular(g.root)) return std::nullopt;
-  return dfa_of(g, g.root, max_states);
+  return dfa_of(g, g.root, budget);
 }
 
-void determinize_regular_fragments(Cfg& g, size_t max_states) {
+void determinize_regular_fragments(Cfg& g, const FragmentBudget& budget) {
   Regularity r(g);
   const size_t n = g.rules.size();
   std::vector<uint8_t> seen(n, 0);
@@ -298,8 +303,14 @@ void determinize_regular_fragments(Cfg& g, size_t max_states) {
   // Each fragment's DFA is taken from the rules as they were, before any is
   // rewritten (a fragment may also be used inside a larger one elsewhere).
   std::vector<std::pair<uint32_t, Dfa>> dfas;
+  size_t symbols = 0;
   for (uint32_t a : fragments) {
-    if (auto d = dfa_of(g, a, max_states, true)) dfas.emplace_back(a, std::move(*d));
+    if (std::chrono::steady_clock::now() > budget.deadline) break;
+    auto d = dfa_of(g, a, budget, true);
+    if (!d) continue;
+    symbols += 4 * d->states() + 1;  // Q_p ::= ε | Q_q b ..., at least
+    if (symbols > budget.max_symbols) break;
+    dfas.emplace_back(a, std::move(*d));
   }
   for (const auto& [a, d] : dfas) write_left_linear(g, a, d);
 }

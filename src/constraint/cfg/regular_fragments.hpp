@@ -9,6 +9,7 @@
 // size of the state's out-edges whatever the input.
 #pragma once
 
+#include <chrono>
 #include <optional>
 
 #include "constraint/cfg/cfg.hpp"
@@ -16,16 +17,24 @@
 
 namespace nextok::constraint::cfg {
 
+// What the rewriting may spend: an optimisation, so past its deadline (or
+// its symbols) it stops and the grammar stays as written, never an error.
+struct FragmentBudget {
+  size_t max_states = 256;
+  size_t max_symbols = 50000;  // added to the grammar, all parts together
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
 // The byte DFA of the whole grammar when its root is regular and the
-// automaton has at most `max_states` states; nullopt otherwise.
-std::optional<Dfa> regular_grammar_dfa(const Cfg& g, size_t max_states);
+// automaton has at most budget.max_states states; nullopt otherwise.
+std::optional<Dfa> regular_grammar_dfa(const Cfg& g, const FragmentBudget& budget);
 
 // Rewrites every maximal regular nonterminal reachable from the root (one
 // under a non-regular one) where some input leaves two repetitions open at
 // once and whose DFA
-// has at most `max_states` states as the left-linear grammar of that DFA
+// has at most budget.max_states states as the left-linear grammar of that DFA
 // (whose states are all predicted where it starts, so a part that cannot be
 // ambiguous is cheaper as written). The language is unchanged.
-void determinize_regular_fragments(Cfg& g, size_t max_states);
+void determinize_regular_fragments(Cfg& g, const FragmentBudget& budget);
 
 }  // namespace nextok::constraint::cfg
