@@ -194,6 +194,40 @@ TEST(JsonSchemaKeywords, PrefixItems) {
                 {R"(["a"])", R"([1,2])"});
 }
 
+TEST(JsonSchemaKeywords, ContainsAndMinContains) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"type":"array","contains":{"type":"integer"}})",
+                {"[1]", R"(["a",1])", R"([null,"b",2,"c"])"}, {"[]", R"(["a"])", R"([null,1.5])"});
+  // minContains counts items; 0 is no constraint.
+  expect_schema(R"({"contains":{"const":"x"},"minContains":2})",
+                {R"(["x","x"])", R"(["x",1,"x"])", "{}", "3"}, {R"(["x"])", R"(["x",1])", "[]"});
+  expect_schema(R"({"type":"array","contains":{"type":"string"},"minContains":0})", {"[]", "[1]"},
+                {});
+  // The bound on length leaves no room for a plain item once the rest must be
+  // contains items: a prefix that cannot finish is refused at once.
+  const char* tight = R"({"contains":{"type":"string"},"minContains":2,"maxItems":3})";
+  expect_schema(tight, {R"([1,"a","b"])", R"(["a","b"])", R"(["a",2,"b"])"},
+                {R"([1,2,"a"])", R"(["a",1,2])"});
+  EXPECT_TRUE(prefix_ok(tight, R"([1,)"));
+  EXPECT_FALSE(prefix_ok(tight, R"([1,2)"));
+  EXPECT_FALSE(prefix_ok(tight, R"(["a",1,2)"));
+  // contains meets prefixItems and items: positions whose schema excludes it
+  // cannot count.
+  const char* prefixed =
+      R"({"prefixItems":[{"type":"integer"}],"items":{"type":"string"},"contains":{"type":"integer"},
+          "minContains":1})";
+  expect_schema(prefixed, {"[1]", R"([1,"a"])"}, {"[]", R"(["a"])"});
+  EXPECT_EQ(
+      schema_error(R"({"type":"array","items":{"type":"string"},"contains":{"type":"integer"}})"),
+      "invalid_argument /");
+  expect_schema(R"({"items":{"type":"string"},"contains":{"type":"integer"}})", {"3", "{}"},
+                {"[]", "[1]"});
+  // An item that may or may not count is read both ways until one ends.
+  expect_schema(
+      R"({"contains":{"type":"integer","minimum":5},"minContains":2,"items":{"type":"integer"}})",
+      {"[5,1,6]", "[1,2,5,7]", "[9, 9]"}, {"[5,4]", "[1,2,3]", "[5]"});
+}
+
 TEST(JsonSchemaKeywords, Draft7TupleItemsAndAdditionalItems) {
   SCHEMA_TEST_NEEDS_LLAMA();
   expect_schema(R"({"items":[{"type":"string"},{"type":"integer"}],
@@ -1034,8 +1068,8 @@ TEST(JsonSchemaKeywords, StrictModeRejectsUnenforcedKeywords) {
   SCHEMA_TEST_NEEDS_LLAMA();
   EXPECT_EQ(schema_error(R"({"not":{"minimum":3}})"), "unsupported /not");
   EXPECT_EQ(schema_error(R"({"if":{},"then":{}})"), "unsupported /if");
-  EXPECT_EQ(schema_error(R"({"type":"array","contains":{"type":"integer"}})"),
-            "unsupported /contains");
+  EXPECT_EQ(schema_error(R"({"type":"array","contains":{"type":"integer"},"maxContains":1})"),
+            "unsupported /maxContains");
   EXPECT_EQ(schema_error(R"({"propertyNames":{"not":{"const":"a"}}})"),
             "unsupported /propertyNames/not");
   EXPECT_EQ(schema_error(R"({"unevaluatedProperties":false})"),

@@ -61,6 +61,7 @@ def sub_schema(rng: random.Random, depth: int = 0) -> Any:
         lambda: {"uniqueItems": True},
         lambda: {"contains": sub_schema(rng, depth + 1)},
         lambda: {"contains": {"type": "integer"}, "maxContains": 1},
+        lambda: {"contains": sub_schema(rng, depth + 1), "minContains": rng.randint(0, 3)},
         lambda: {"dependentRequired": {rng.choice(KEYS): [rng.choice(KEYS)]}},
         lambda: {"not": {**sub_schema(rng, depth + 1), **sub_schema(rng, depth + 1)}},
         lambda: {"anyOf": [sub_schema(rng, depth + 1), sub_schema(rng, depth + 1)]},

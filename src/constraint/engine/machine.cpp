@@ -503,6 +503,46 @@ bool Machine::value_start(std::vector<Frame>& frames, size_t base, uint32_t node
   return false;  // the forks are committed (or none survived)
 }
 
+// An item of an array that still needs contains items: it is read as one
+// (counted now; its schema then holds contains too) or as a plain item,
+// each where the positions left can still supply the rest.
+bool Machine::item_start(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const {
+  const Frame& t = frames.back();
+  const GrammarNode& arr = g_.nodes[t.node];
+  const uint32_t i = t.n;
+  const uint32_t plain = i < arr.prefix.size() ? arr.prefix[i] : arr.items;
+  uint32_t with = i < arr.prefix.size() ? arr.prefix_contains[i] : arr.items_contains;
+  const auto usable = [&](uint32_t v) {
+    return v != kNoNode && g_.nodes[v].kind != NodeKind::kNever;
+  };
+  const uint32_t after = contains_supply(arr, i + 1, arr.min_contains, usable);
+  if (!usable(with) || after + 1 < arr.min_contains - t.cur) with = kNoNode;
+  const bool plain_ok = after >= arr.min_contains - t.cur;
+  if (with == kNoNode) return plain_ok && value_start(frames, base, plain, b, out);
+  if (!plain_ok) {
+    ++frames.back().cur;
+    return value_start(frames, base, with, b, out);
+  }
+  const std::vector<Frame> cfg(frames.begin() + static_cast<ptrdiff_t>(base), frames.end());
+  frames.resize(base);
+  for (const bool counted : {false, true}) {
+    const size_t at = frames.size();
+    frames.insert(frames.end(), cfg.begin(), cfg.end());
+    if (counted) ++frames.back().cur;
+    if (value_start(frames, at, counted ? with : plain, b, out)) {
+      if (out.ends.size() < kMaxConfigs) {
+        out.ends.push_back(static_cast<uint32_t>(frames.size()));
+        continue;
+      }
+      frames.resize(at);
+      continue;
+    }
+    const size_t committed = out.ends.empty() ? 0 : out.ends.back();
+    frames.resize(std::max(at, committed));
+  }
+  return false;  // the forks are committed (or none survived)
+}
+
 bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
                              ConfigSet& out) const {
   Frame& t = frames.back();
@@ -554,7 +594,7 @@ bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
       const GrammarNode& arr = g_.nodes[t.node];
       auto item = [&](uint32_t i) { return i < arr.prefix.size() ? arr.prefix[i] : arr.items; };
       if (b == ']') {
-        if (t.q == kArrValue || t.n < arr.min_items) return false;
+        if (t.q == kArrValue || t.n < arr.min_items || t.cur < arr.min_contains) return false;
         frames.pop_back();
         after_value(frames.back());
         return true;
@@ -567,6 +607,7 @@ bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
       }
       if (t.q == kArrFirst || t.q == kArrValue) {
         if (t.n >= arr.max_items || item(t.n) == kNoNode) return false;
+        if (t.cur < arr.min_contains) return item_start(frames, base, b, out);
         return value_start(frames, base, item(t.n), b, out);
       }
       return false;

@@ -20,7 +20,8 @@ struct Frame {
   int32_t q = 0;      // kLeaf/kKey: DFA state; containers: phase
   uint32_t n = 0;     // kLeaf: code points read; kObject: keys read; kArray: items read;
                       // kKey: the standard string DFA's state on the same bytes
-  uint32_t cur = 0;   // kObject: the node of the value being read
+  uint32_t cur = 0;   // kObject: the node of the value being read;
+                      // kArray: items read as contains items (up to min_contains)
   uint64_t seen = 0;  // kObject: declared properties read (bit i < 63);
                       // kArray (unique): the value ids read
   uint8_t ws = 0;     // length of the current whitespace run
@@ -192,6 +193,7 @@ class Machine {
   bool value_start(std::vector<Frame>& frames, size_t base, uint32_t node, uint8_t b,
                    ConfigSet& out) const;
   bool length_ok(const GrammarNode& leaf, const Frame& f) const noexcept;
+  bool item_start(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
   bool push_value(std::vector<Frame>& frames, size_t base, uint32_t node, uint8_t b) const;
   bool container_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
   bool leaf_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
@@ -202,7 +204,7 @@ class Machine {
   const Grammar& g_;
   static ObjectInfo object_info(const Grammar& g, const GrammarNode& obj);
 
-  std::vector<uint32_t> key_reach_id_;              // per object node: its reach_/stall_ table
+  std::vector<uint32_t> key_reach_id_;  // per object node: its reach_/stall_ table
   std::vector<std::vector<uint64_t>> reach_;
   // Per key DFA state: some non-final state ahead has empty reach
   // (kStallsEmpty), or lacks the other-name bit (kStallsOther).

@@ -5,6 +5,7 @@
 // (constraint/engine) runs it as a pushdown automaton over bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -69,6 +70,13 @@ struct GrammarNode {
   uint32_t items = kNoNode;  // after the prefix; kNoNode: no more items
   uint32_t min_items = 0, max_items = kUnbounded;
   bool unique = false;  // uniqueItems: items are value_ids leaves, ids tracked in Frame::seen
+  // contains with minContains ≥ 1: per position, the item's schema and
+  // contains' together (kNoNode: none), then the same for the items after
+  // the prefix. The array needs min_contains items read through these;
+  // Frame::cur counts them, up to min_contains.
+  std::vector<uint32_t> prefix_contains;
+  uint32_t items_contains = kNoNode;
+  uint32_t min_contains = 0;
   // kAnyOf.
   std::vector<uint32_t> options;
 };
@@ -88,6 +96,21 @@ inline std::vector<uint32_t> matched_patterns(std::span<const uint32_t> labels, 
     if ((hits[k] == 1 || hits[k] == 2) && ambiguous) *ambiguous = true;
   }
   return out;
+}
+
+// How many positions from `from` on can still hold a contains item, up to
+// `need`: the positions whose contains node is usable, within max_items.
+template <class Usable>
+uint32_t contains_supply(const GrammarNode& a, uint32_t from, uint32_t need, Usable usable) {
+  uint32_t got = 0;
+  const auto prefix = static_cast<uint32_t>(a.prefix.size());
+  for (uint32_t j = from; j < prefix && j < a.max_items && got < need; ++j)
+    if (j < a.prefix_contains.size() && usable(a.prefix_contains[j])) ++got;
+  if (got >= need || a.items == kNoNode || !usable(a.items_contains)) return std::min(got, need);
+  const uint32_t first = std::max(from, prefix);
+  if (a.max_items == kUnbounded) return need;
+  const uint32_t rest = a.max_items > first ? a.max_items - first : 0;
+  return static_cast<uint32_t>(std::min<uint64_t>(uint64_t{got} + rest, need));
 }
 
 struct Grammar {

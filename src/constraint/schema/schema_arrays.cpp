@@ -53,7 +53,8 @@ uint32_t Compiler::array_node(std::vector<Part>& parts, size_t depth) {
     std::string rest_ptr;
   };
   std::vector<Shape> shapes;
-  std::string unique_at;  // where uniqueItems: true is, if anywhere
+  std::string unique_at;         // where uniqueItems: true is, if anywhere
+  std::optional<Part> contains;  // the one contains with minContains >= 1
   for (const auto& p : parts) {
     const json& j = *p.j;
     Shape s;
@@ -86,6 +87,21 @@ uint32_t Compiler::array_node(std::vector<Part>& parts, size_t depth) {
       n.max_items = std::min(n.max_items, count_of(*it, p.ptr + "/maxItems"));
     if (auto it = j.find("uniqueItems"); it != j.end() && it->is_boolean() && it->get<bool>())
       unique_at = p.ptr + "/uniqueItems";
+    if (auto it = j.find("contains"); it != j.end()) {
+      uint32_t lo = 1;
+      if (auto m = j.find("minContains"); m != j.end()) lo = count_of(*m, p.ptr + "/minContains");
+      if (auto m = j.find("maxContains"); m != j.end()) {
+        // Counting at most k needs the items that do not match contains
+        // told apart from those that do: a negation the matcher lacks.
+        unsupported(p.ptr + "/maxContains", "maxContains");
+      }
+      if (lo > 0 && contains) {
+        unsupported(p.ptr + "/contains", "contains in several allOf parts");
+      } else if (lo > 0) {
+        contains = Part{&*it, p.ptr + "/contains", 0};
+        n.min_contains = lo;
+      }
+    }
     shapes.push_back(std::move(s));
   }
   auto item_parts = [&](size_t i) {
@@ -113,6 +129,24 @@ uint32_t Compiler::array_node(std::vector<Part>& parts, size_t depth) {
   }
   if (n.items == kNoNode)
     n.max_items = std::min<uint32_t>(n.max_items, static_cast<uint32_t>(n.prefix.size()));
+  if (contains) {
+    if (!unique_at.empty()) {
+      unsupported(unique_at, "uniqueItems: true with contains");
+      unique_at.clear();
+    }
+    // An item read through these nodes counts; the others may match
+    // contains too, which only undercounts, so minContains stays exact.
+    auto with_contains = [&](size_t i) {
+      auto parts_i = item_parts(i);
+      parts_i.push_back(*contains);
+      const uint32_t v = conj(std::move(parts_i), depth + 1);
+      return is_never(v) ? kNoNode : v;
+    };
+    for (size_t i = 0; i < n.prefix.size(); ++i) n.prefix_contains.push_back(with_contains(i));
+    if (n.items != kNoNode) n.items_contains = with_contains(prefix_len);
+    const auto usable = [&](uint32_t v) { return v != kNoNode; };
+    if (contains_supply(n, 0, n.min_contains, usable) < n.min_contains) return never();
+  }
   if (!unique_at.empty() && n.max_items > 1) make_unique(n, item_parts(prefix_len), unique_at);
   if (n.min_items > n.max_items) return never();
   return add(std::move(n));

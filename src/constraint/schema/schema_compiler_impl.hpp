@@ -35,9 +35,8 @@ namespace nextok::constraint::schema_detail {
 using json = nlohmann::json;
 
 // Keywords that constrain but are not enforced: strict mode rejects them.
-inline constexpr const char* kUnsupported[] = {
-    "contains",         "minContains", "maxContains",  "unevaluatedProperties",
-    "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
+inline constexpr const char* kUnsupported[] = {"unevaluatedProperties", "unevaluatedItems",
+                                               "$dynamicRef", "$recursiveRef"};
 
 // The distinct options of an anyOf through nested anyOf (what the matcher
 // forks into at its first byte).

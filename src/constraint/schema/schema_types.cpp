@@ -501,6 +501,22 @@ void prune_unproductive(Grammar& g) {
             p = it != kNoNode && prod[it];
             if (k >= x.prefix.size()) break;  // the same schema from here on
           }
+          if (p && x.min_contains > 0) {
+            // Enough positions before the first unproductive one can hold
+            // a contains item.
+            GrammarNode y;
+            y.max_items = x.max_items;
+            for (size_t k = 0; k < x.prefix.size() && prod[x.prefix[k]]; ++k) {
+              y.prefix.push_back(x.prefix[k]);
+              y.prefix_contains.push_back(x.prefix_contains[k]);
+            }
+            if (y.prefix.size() == x.prefix.size() && x.items != kNoNode && prod[x.items]) {
+              y.items = x.items;
+              y.items_contains = x.items_contains;
+            }
+            const auto usable = [&](uint32_t v) { return v != kNoNode && prod[v]; };
+            p = contains_supply(y, 0, x.min_contains, usable) >= x.min_contains;
+          }
           break;
         }
         case NodeKind::kAnyOf:
@@ -533,6 +549,11 @@ void prune_unproductive(Grammar& g) {
       if (x.items != kNoNode && !prod[x.items]) x.items = kNoNode;
       if (x.items == kNoNode)
         x.max_items = std::min<uint32_t>(x.max_items, static_cast<uint32_t>(x.prefix.size()));
+      x.prefix_contains.resize(std::min(x.prefix_contains.size(), x.prefix.size()));
+      for (uint32_t& c : x.prefix_contains)
+        if (c != kNoNode && !prod[c]) c = kNoNode;
+      if (x.items == kNoNode || (x.items_contains != kNoNode && !prod[x.items_contains]))
+        x.items_contains = kNoNode;
     }
   }
 }
