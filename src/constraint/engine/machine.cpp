@@ -1,6 +1,7 @@
 #include "constraint/engine/machine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <deque>
 #include <map>
@@ -19,52 +20,7 @@ uint64_t label_bit(const GrammarNode& obj, uint32_t label) {
   return label < obj.props.size() && label < 63 ? uint64_t{1} << label : kOtherBit;
 }
 
-// Code points of a JSON string literal, counted as its bytes go by: raw
-// UTF-8 at lead bytes, escapes once each, a \u surrogate pair once.
 }  // namespace
-
-void count_byte(Frame& f, uint8_t b) noexcept {
-  // A code point counts when it starts: at a raw lead byte, or at the
-  // backslash of an escape (the second half of a \u surrogate pair, phase
-  // 9, does not count again). Counting at the start keeps maxLength from
-  // admitting a prefix that cannot be finished.
-  switch (f.esc) {
-    case 0:
-    case 9:
-      if (b == '\\') {
-        if (f.esc == 0) ++f.n;
-        f.esc = 1;
-      } else {
-        if (b != '"' && (b & 0xC0) != 0x80) ++f.n;
-        f.esc = 0;
-      }
-      return;
-    case 1:
-      f.esc = b == 'u' ? 2 : 0;
-      return;
-    case 2:  // first hex digit: 'd' may start a surrogate
-      f.esc = (b | 0x20) == 'd' ? 3 : 4;
-      return;
-    case 3:  // D8-DB: a high surrogate, whose pair follows
-      f.esc = (b >= '8' && b <= '9') || (b | 0x20) == 'a' || (b | 0x20) == 'b' ? 7 : 5;
-      return;
-    case 4:
-      f.esc = 5;
-      return;
-    case 5:
-      f.esc = 6;
-      return;
-    case 7:
-      f.esc = 8;
-      return;
-    case 8:
-      f.esc = 9;
-      return;
-    default:
-      f.esc = 0;
-      return;
-  }
-}
 
 uint32_t undeclared_key_value(const GrammarNode& obj, std::span<const uint32_t> labels);
 
@@ -160,12 +116,17 @@ Machine::Machine(const Grammar& g)
       other_final_(g.dfas.size(), -1),
       lengths_(g.dfas.size()),
       info_(g.nodes.size()) {
+  std::map<const Dfa*, std::shared_ptr<const LengthBounds>> by_dfa;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].kind == NodeKind::kObject) info_[i] = object_info(g, g.nodes[i]);
-    if (g.nodes[i].kind == NodeKind::kLeaf && g.nodes[i].counts_chars &&
-        lengths_[g.nodes[i].dfa].min_rem.empty()) {
-      lengths_[g.nodes[i].dfa] = LengthBounds::of(*g.dfas[g.nodes[i].dfa]);
-    }
+    const GrammarNode& n = g.nodes[i];
+    if (n.kind != NodeKind::kLeaf || !n.counts_chars || lengths_[n.dfa]) continue;
+    // The compiler's bounds where it computed them; one computation per DFA.
+    auto& lb = by_dfa[g.dfas[n.dfa].get()];
+    if (!lb)
+      lb = n.dfa < g.lengths.size() && g.lengths[n.dfa] ? g.lengths[n.dfa]
+                                                        : LengthBounds::shared_of(*g.dfas[n.dfa]);
+    lengths_[n.dfa] = lb;
   }
   // Key reach depends on the key DFA and on which labels lead to a value
   // that cannot exist: objects alike in both share one table.
@@ -207,76 +168,6 @@ Machine::Machine(const Grammar& g)
     }
     propagate_reach(d, r);
   }
-}
-
-LengthBounds LengthBounds::of(const Dfa& d) {
-  const size_t n = d.states() * kPhases;
-  LengthBounds lb;
-  lb.min_rem.assign(n, kUnbounded);
-  lb.max_rem.assign(n, kUnbounded);
-  // Edges (state, phase) → (state', phase') weighted by the code points a
-  // byte starts (0 or 1).
-  std::vector<std::vector<std::pair<uint32_t, uint8_t>>> rev(n), fwd(n);
-  for (size_t q = 0; q < d.states(); ++q) {
-    for (uint8_t e = 0; e < kPhases; ++e) {
-      for (int b = 0; b < 256; ++b) {
-        const int32_t q2 = d.next(static_cast<int32_t>(q), static_cast<uint8_t>(b));
-        if (q2 < 0) continue;
-        Frame f;
-        f.esc = e;
-        count_byte(f, static_cast<uint8_t>(b));
-        const size_t from = q * kPhases + e, to = static_cast<size_t>(q2) * kPhases + f.esc;
-        rev[to].push_back({static_cast<uint32_t>(from), static_cast<uint8_t>(f.n)});
-        fwd[from].push_back({static_cast<uint32_t>(to), static_cast<uint8_t>(f.n)});
-      }
-    }
-  }
-  // Fewest: 0-1 BFS backwards from the accepting states.
-  std::deque<uint32_t> work;
-  for (size_t k = 0; k < n; ++k) {
-    if (d.accepting(static_cast<int32_t>(k / kPhases))) {
-      lb.min_rem[k] = 0;
-      work.push_back(static_cast<uint32_t>(k));
-    }
-  }
-  while (!work.empty()) {
-    const uint32_t t = work.front();
-    work.pop_front();
-    for (auto [f, w] : rev[t]) {
-      if (lb.min_rem[t] + w < lb.min_rem[f]) {
-        lb.min_rem[f] = lb.min_rem[t] + w;
-        if (w)
-          work.push_back(f);
-        else
-          work.push_front(f);
-      }
-    }
-  }
-  // Most: longest path over the nodes that can still accept, peeled from
-  // the ends; nodes on or before a cycle never peel and stay unbounded.
-  std::vector<uint32_t> pending(n, 0);
-  for (size_t k = 0; k < n; ++k) {
-    if (lb.min_rem[k] == kUnbounded) continue;
-    lb.max_rem[k] = 0;  // so far: stopping (accepting) or the best successor seen
-    for (auto [t, w] : fwd[k]) pending[k] += lb.min_rem[t] != kUnbounded;
-    if (pending[k] == 0) work.push_back(static_cast<uint32_t>(k));
-  }
-  while (!work.empty()) {
-    const uint32_t t = work.front();
-    work.pop_front();
-    for (auto [f, w] : rev[t]) {
-      if (lb.min_rem[f] == kUnbounded || pending[f] == 0) continue;
-      lb.max_rem[f] = std::max(lb.max_rem[f], lb.max_rem[t] + w);
-      if (--pending[f] == 0) work.push_back(f);
-    }
-  }
-  for (size_t k = 0; k < n; ++k) {
-    if (lb.min_rem[k] == kUnbounded) continue;
-    if (pending[k] > 0) lb.max_rem[k] = kUnbounded;  // reaches a cycle
-    if (!d.final(static_cast<int32_t>(k / kPhases)) && lb.max_rem[k] != kUnbounded)
-      lb.unbounded = false;
-  }
-  return lb;
 }
 
 ObjectInfo Machine::object_info(const Grammar& g, const GrammarNode& obj) {
@@ -357,7 +248,7 @@ bool Machine::leaf_advance(const Frame* below, Frame& top, uint8_t b, int32_t q2
 }
 
 bool Machine::length_ok(const GrammarNode& leaf, const Frame& f) const noexcept {
-  const LengthBounds& lb = lengths_[leaf.dfa];
+  const LengthBounds& lb = *lengths_[leaf.dfa];
   const uint32_t lo = lb.min_at(f.q, f.esc), hi = lb.max_at(f.q, f.esc);
   if (lo == kUnbounded || f.n + static_cast<uint64_t>(lo) > leaf.max_chars) return false;
   return hi == kUnbounded || f.n + static_cast<uint64_t>(hi) >= leaf.min_chars;

@@ -9,6 +9,8 @@
 #include <span>
 #include <vector>
 
+#include "constraint/engine/code_points.hpp"
+#include "constraint/engine/length_bounds.hpp"
 #include "constraint/schema/grammar.hpp"
 
 namespace nextok::constraint {
@@ -90,24 +92,11 @@ struct ObjectInfo {
 
 // Counts the code points of a JSON string literal as its bytes go by (raw
 // UTF-8 at lead bytes, an escape once, a \u surrogate pair once).
-void count_byte(Frame& f, uint8_t b) noexcept;
-
-// For a string DFA read with code-point counting: from each (state, escape
-// phase), the fewest and the most code points that can still come before
-// the string closes (kUnbounded: no limit). Length checks use them so that
-// minLength/maxLength with a pattern never admit a prefix that cannot end.
-struct LengthBounds {
-  static constexpr int kPhases = 10;       // Frame::esc values
-  std::vector<uint32_t> min_rem, max_rem;  // [state * kPhases + esc]
-  bool unbounded = true;                   // every non-final state can still grow without limit
-  uint32_t min_at(int32_t q, uint8_t esc) const noexcept {
-    return min_rem[static_cast<size_t>(q) * kPhases + esc];
-  }
-  uint32_t max_at(int32_t q, uint8_t esc) const noexcept {
-    return max_rem[static_cast<size_t>(q) * kPhases + esc];
-  }
-  static LengthBounds of(const Dfa& d);
-};
+inline void count_byte(Frame& f, uint8_t b) noexcept {
+  const uint8_t s = kCodePointSteps[f.esc][b];
+  f.esc = s & 15;
+  f.n += s >> 4;
+}
 
 class Machine {
  public:
@@ -175,9 +164,7 @@ class Machine {
   // (-1 when other names are not allowed).
   int32_t other_final(uint32_t key_dfa) const noexcept { return other_final_[key_dfa]; }
   // Length bounds of a counting leaf's DFA (null for other DFAs).
-  const LengthBounds* length_bounds(uint32_t dfa) const noexcept {
-    return lengths_[dfa].min_rem.empty() ? nullptr : &lengths_[dfa];
-  }
+  const LengthBounds* length_bounds(uint32_t dfa) const noexcept { return lengths_[dfa].get(); }
   // Keys still allowed in this object frame, as key_reach bits.
   uint64_t available_keys(const Frame& obj) const noexcept;
   const ObjectInfo& object(uint32_t node) const noexcept { return info_[node]; }
@@ -210,10 +197,10 @@ class Machine {
   // (kStallsEmpty), or lacks the other-name bit (kStallsOther).
   static constexpr uint8_t kStallsEmpty = 1, kStallsOther = 2;
   std::vector<std::vector<uint8_t>> stall_;
-  std::vector<std::vector<uint64_t>> value_reach_;  // per DFA of a value-id leaf
-  std::vector<int32_t> other_final_;                // per key DFA
-  std::vector<LengthBounds> lengths_;               // per DFA read by a counting leaf
-  std::vector<ObjectInfo> info_;                    // per object node
+  std::vector<std::vector<uint64_t>> value_reach_;            // per DFA of a value-id leaf
+  std::vector<int32_t> other_final_;                          // per key DFA
+  std::vector<std::shared_ptr<const LengthBounds>> lengths_;  // per DFA read by a counting leaf
+  std::vector<ObjectInfo> info_;                              // per object node
 };
 
 bool is_json_whitespace(uint8_t b) noexcept;

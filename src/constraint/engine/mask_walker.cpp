@@ -132,12 +132,23 @@ void MaskWalker::declared_exits(const Dfa& d, uint32_t obj, uint32_t node, int32
 }
 
 // A token is allowed when one configuration accepts it, so a lane of
-// several configurations is the union of each one's cached mask.
-bool MaskWalker::cached(std::span<uint32_t> mask) {
-  for (size_t k = 0; k < levels_[0].tops.size(); ++k) {
-    if (!cached_one(k, mask)) return false;
+// several configurations is the union of each one's mask: cached entries
+// where they apply, a walk of the trie for the others alone (a strict key
+// beside any key: the strict one walks a small subtree, the other is cached).
+void MaskWalker::cached(std::span<uint32_t> mask) {
+  ConfigSet& rest = rest_;
+  rest.clear();
+  const Level& root = levels_[0];
+  for (size_t k = 0; k < root.tops.size(); ++k) {
+    if (cached_one(k, mask)) continue;
+    const auto cfg = root.base.config(k);
+    rest.frames.insert(rest.frames.end(), cfg.begin(), cfg.end());
+    rest.ends.push_back(static_cast<uint32_t>(rest.frames.size()));
   }
-  return true;
+  if (rest.empty()) return;
+  levels_[0].set = rest;
+  enter_lane(0);
+  walk_below(0, mask);
 }
 
 bool MaskWalker::cached_one(size_t which, std::span<uint32_t> mask) {
@@ -283,7 +294,7 @@ void MaskWalker::compute(const ConfigSet& state, std::span<uint32_t> mask) {
   Level& root = levels_[0];
   root.set = state;
   enter_lane(0);
-  if (root.lane && cached(mask)) return;
+  if (root.lane) return cached(mask);
   walk_below(0, mask);
 }
 

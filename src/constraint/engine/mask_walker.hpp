@@ -44,7 +44,7 @@ class MaskWalker {
   void materialize(const Level& lane, size_t k, std::vector<Frame>& out) const;
   void walk_below(uint32_t node, std::span<uint32_t> mask);
   void allow_tokens(uint32_t node, std::span<uint32_t> mask) const;
-  bool cached(std::span<uint32_t> mask);
+  void cached(std::span<uint32_t> mask);
   bool cached_one(size_t k, std::span<uint32_t> mask);
   void declared_exits(const Dfa& d, uint32_t obj, uint32_t node, int32_t q);
 
@@ -63,6 +63,7 @@ class MaskWalker {
   std::vector<ExitMemo> memo_;
   std::string key_;
   std::vector<uint32_t> fresh_;
+  ConfigSet rest_;  // the lane configurations no cached entry covers
 };
 
 }  // namespace nextok::constraint

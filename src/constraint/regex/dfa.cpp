@@ -575,6 +575,16 @@ Dfa Dfa::subtract(const Dfa& a, const Dfa& b, size_t max_states) {
 
 Dfa Dfa::unite(std::span<const Dfa* const> parts, size_t max_states,
                const std::function<void()>& tick) {
+  std::optional<Dfa> d = try_unite(parts, max_states, tick);
+  if (!d) {
+    throw Error(ErrorCode::kInvalidArgument, "pattern",
+                "union needs more than " + std::to_string(max_states) + " DFA states");
+  }
+  return std::move(*d);
+}
+
+std::optional<Dfa> Dfa::try_unite(std::span<const Dfa* const> parts, size_t max_states,
+                                  const std::function<void()>& tick) {
   using Set = std::vector<std::pair<uint32_t, int32_t>>;  // (part, state), sorted
   Dfa d;
   std::vector<std::vector<uint32_t>> labels;
@@ -602,10 +612,7 @@ Dfa Dfa::unite(std::span<const Dfa* const> parts, size_t max_states,
       if (n.empty()) continue;
       auto [it, fresh] = ids.emplace(n, static_cast<int32_t>(sets.size()));
       if (fresh) {
-        if (sets.size() >= max_states) {
-          throw Error(ErrorCode::kInvalidArgument, "pattern",
-                      "union needs more than " + std::to_string(max_states) + " DFA states");
-        }
+        if (sets.size() >= max_states) return std::nullopt;
         sets.push_back(n);
       }
       d.table_[cur * 256 + static_cast<size_t>(c)] = it->second;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -73,6 +74,9 @@ class Dfa {
   // `tick` runs once per state built (a compile budget's check; it may throw).
   static Dfa unite(std::span<const Dfa* const> parts, size_t max_states = 10000,
                    const std::function<void()>& tick = {});
+  // The same, or nullopt past max_states.
+  static std::optional<Dfa> try_unite(std::span<const Dfa* const> parts, size_t max_states,
+                                      const std::function<void()>& tick = {});
   // Strings both accept, with a's labels (a key automaton narrowed by
   // propertyNames still tells which property a name is).
   static Dfa restrict(const Dfa& a, const Dfa& b, size_t max_states = 10000);

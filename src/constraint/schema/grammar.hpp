@@ -113,12 +113,17 @@ uint32_t contains_supply(const GrammarNode& a, uint32_t from, uint32_t need, Usa
   return static_cast<uint32_t>(std::min<uint64_t>(uint64_t{got} + rest, need));
 }
 
+struct LengthBounds;  // constraint/engine/length_bounds.hpp
+
 struct Grammar {
   std::vector<GrammarNode> nodes;
   std::vector<std::shared_ptr<const Dfa>> dfas;
   // Per DFA: 1 when it lives for the whole process (standard or interned),
   // so its mask entries may be cached vocabulary-wide.
   std::vector<uint8_t> shared_dfa;
+  // Per DFA, where the compiler computed them (null elsewhere): the length
+  // bounds of a counting leaf's DFA, so the matcher need not again.
+  std::vector<std::shared_ptr<const LengthBounds>> lengths;
   uint32_t root = kNoNode;
   uint8_t max_whitespace = 20;  // longest whitespace run between tokens; 0 = compact
 };

@@ -319,16 +319,31 @@ GrammarNode Compiler::union_of_cases(const std::vector<Part>& parts, size_t k, u
 void Compiler::merge_leaves(std::vector<uint32_t>& options) {
   std::vector<const Dfa*> dfas;
   std::vector<uint32_t> kept;
+  size_t states = 0;
   for (uint32_t o : options) {
     const GrammarNode& n = g_.nodes[o];
-    if (n.kind == NodeKind::kLeaf && !n.counts_chars && !pending_.contains(o))
+    if (n.kind == NodeKind::kLeaf && !n.counts_chars && n.value_ids.empty() &&
+        !pending_.contains(o)) {
       dfas.push_back(g_.dfas[n.dfa].get());
-    else
+      states += dfas.back()->states();
+    } else {
       kept.push_back(o);
+    }
   }
-  if (dfas.size() < kMergeLeaves) return;
-  Dfa u = Dfa::unite(dfas, std::min<size_t>(opt_.max_dfa_states, 50000), [this] { tick(); });
-  kept.push_back(leaf(add_dfa(std::move(u))));
+  if (dfas.size() < 2) return;
+  // Many alternatives must merge (the matcher caps configurations); a few
+  // merge when their union stays small, so that a mask costs one lexeme
+  // state rather than one per alternative (a cache miss each).
+  const bool must = dfas.size() >= kMergeLeaves;
+  const size_t cap = must ? std::min<size_t>(opt_.max_dfa_states, 50000)
+                          : std::min<size_t>(opt_.max_dfa_states, 2 * states + 64);
+  std::optional<Dfa> u = Dfa::try_unite(dfas, cap, [this] { tick(); });
+  if (!u) {
+    if (!must) return;
+    fail(ErrorCode::kInvalidArgument, "pattern",
+         "union needs more than " + std::to_string(cap) + " DFA states");
+  }
+  kept.push_back(leaf(add_dfa(std::move(*u))));
   options = std::move(kept);
 }
 
@@ -594,18 +609,23 @@ uint32_t Compiler::string_node(std::vector<Part>& parts, std::shared_ptr<const D
     }
   }
   if (min_chars > max_chars || (d && d->empty())) return never();
+  std::shared_ptr<const LengthBounds> lb;
   if (d && (min_chars > 0 || max_chars != kUnbounded)) {
     // The pattern and the lengths together may admit no string at all.
-    const LengthBounds lb = LengthBounds::of(*d);
+    lb = length_bounds(d);
     const int32_t open = d->next(d->start(), '"');
-    if (open < 0 || lb.min_at(open, 0) > max_chars ||
-        (lb.max_at(open, 0) != kUnbounded && lb.max_at(open, 0) < min_chars)) {
+    if (open < 0 || lb->min_at(open, 0) > max_chars ||
+        (lb->max_at(open, 0) != kUnbounded && lb->max_at(open, 0) < min_chars)) {
       return never();
     }
   }
   GrammarNode n;
   n.kind = NodeKind::kLeaf;
   n.dfa = d ? add_dfa(std::move(d), shared) : kStringDfa;
+  if (lb) {
+    g_.lengths.resize(g_.dfas.size());
+    g_.lengths[n.dfa] = std::move(lb);
+  }
   n.counts_chars = min_chars > 0 || max_chars != kUnbounded;
   n.min_chars = min_chars;
   n.max_chars = max_chars;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "constraint/engine/length_bounds.hpp"
 #include "constraint/engine/machine.hpp"
 #include "constraint/schema/dfa_interner.hpp"
 #include "constraint/schema/formats.hpp"
@@ -132,6 +133,12 @@ class Compiler {
     return static_cast<uint32_t>(g_.dfas.size() - 1);
   }
 
+  std::shared_ptr<const LengthBounds> length_bounds(const std::shared_ptr<const Dfa>& d) {
+    auto& lb = length_bounds_[d];
+    if (!lb) lb = LengthBounds::shared_of(*d);
+    return lb;
+  }
+
   uint32_t never() {
     if (never_ == kNoNode) never_ = add({});
     return never_;
@@ -201,9 +208,10 @@ class Compiler {
   const std::vector<DependentCase>& dependent_cases(const Part& p);
   static constexpr size_t kMaxDependentSchemas = 5;
   GrammarNode plain(std::vector<Part>& parts, size_t depth);
-  // Many lexeme alternatives become one leaf (their DFAs' union), so the
-  // matcher reads them as one lexeme instead of carrying a configuration
-  // per alternative (which it caps, refusing the rest).
+  // Lexeme alternatives become one leaf (their DFAs' union), so the matcher
+  // reads them as one lexeme instead of carrying a configuration per
+  // alternative (which it caps, refusing the rest): always from
+  // kMergeLeaves on, and below that when the union stays small.
   void merge_leaves(std::vector<uint32_t>& options);
   static constexpr size_t kMergeLeaves = 16;
   // The enforceable `not` forms of the parts (unsupported ones were reported).
@@ -276,6 +284,9 @@ class Compiler {
   std::map<const json*, ValueSplit> value_splits_;
   std::map<const json*, std::unique_ptr<const json>> key_one_ofs_;
   std::map<std::vector<std::string>, std::shared_ptr<const Dfa>> enum_dfas_;
+  // Length bounds by DFA (the key keeps it alive): properties that share a
+  // pattern share them.
+  std::map<std::shared_ptr<const Dfa>, std::shared_ptr<const LengthBounds>> length_bounds_;
   std::set<uint32_t> pending_;
   uint32_t never_ = kNoNode, any_ = kNoNode;
   size_t dfa_states_ = 0;
