@@ -347,6 +347,26 @@ TEST(RegexDfa, SearchSemanticsAndAnchors) {
   EXPECT_FALSE(both.matches("a"));
 }
 
+// At a search's open side a bounded repetition is cut to its fewest
+// copies (the rest is absorbed by the open side): the languages stay
+// PCRE2's, and the automaton stays small where run lengths would multiply.
+TEST(RegexDfa, OpenSidesOfASearchCutRepetitions) {
+  const std::vector<std::string> texts = all_strings({"a", "b", "c", "-"}, 7);
+  for (const char* p : {"[ab][ab-]{2,5}", "(ab|c){2,4}", "a{2,}b?", "^a{1,3}", "a{1,3}$",
+                        "(a{1,3}|b-)c{0,3}", "^(a{2,4}|c)|b{1,2}$", "a{0,2}"}) {
+    expect_both_modes_equal_pcre2(p, texts);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  nextok::constraint::RegexOptions search;
+  search.full_match = false;
+  search.json_string = true;
+  search.max_states = 2000;
+  const Dfa d = Dfa::compile(R"([A-Za-z0-9][A-Za-z0-9\-_]{3,31})", search);
+  EXPECT_LT(d.states(), 100u);
+  EXPECT_TRUE(d.matches(R"(" ab-cd ")"));
+  EXPECT_FALSE(d.matches(R"(" ab- x-_ ")"));
+}
+
 TEST(RegexDfa, EcmaClassesAndDeadStates) {
   const Dfa s = Dfa::compile("\\s+");
   EXPECT_TRUE(s.matches(" \t\xC2\xA0\xE3\x80\x80\xEF\xBB\xBF"));  // NBSP, ideographic space, BOM

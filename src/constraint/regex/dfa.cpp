@@ -244,6 +244,27 @@ bool peel(Node& root, Node::Kind anchor, bool full_match) {
   return all;
 }
 
+// In search mode a side left open is `.*`, which absorbs any repetition
+// past the fewest: `.*A X{m,n}.*` matches exactly where `.*A X{m}.*` does.
+// Cutting X{m,n} (and X{m,}) to X{m} at that side keeps the language and
+// spares the subset construction a set per run length it would track
+// (`[a-z]{3,31}` unanchored: thousands of states otherwise).
+void shorten_open_side(Node& n, bool at_end) {
+  switch (n.kind) {
+    case Node::kRepeat:
+      n.max = n.min;
+      return;
+    case Node::kConcat:
+      if (!n.kids.empty()) shorten_open_side(at_end ? *n.kids.back() : *n.kids.front(), at_end);
+      return;
+    case Node::kAlt:
+      for (auto& k : n.kids) shorten_open_side(*k, at_end);
+      return;
+    default:  // a set, an assertion (that side is anchored) or empty
+      return;
+  }
+}
+
 NodePtr any_string() {
   auto r = make(Node::kRepeat);
   r->min = 0;
@@ -284,6 +305,8 @@ NodePtr alternative_root(const RegexAlternative& alt, const RegexOptions& opt) {
   if (opt.full_match) return root;
   // Search semantics: anything may come before and after an unanchored side
   // (where the assertions left inside see the input's ends).
+  if (!from_start) shorten_open_side(*root, false);
+  if (!to_end) shorten_open_side(*root, true);
   auto cat = make(Node::kConcat);
   if (!from_start) cat->kids.push_back(any_string());
   cat->kids.push_back(std::move(root));
