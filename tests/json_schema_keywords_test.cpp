@@ -638,6 +638,41 @@ TEST(JsonSchemaKeywords, AlternativesThatOnlyListValuesAreOneEnum) {
 // oneOf of closed objects (no other keys) that declare no name in common:
 // they share only {}, which several of them accept, so no instance is {}.
 // Verdicts from jsonschema.
+// A property whose values tell the branches apart, but that they do not
+// require: objects with it take the branch its value names; objects without
+// it are made exclusive in turn (here closed objects with other names).
+TEST(JsonSchemaKeywords, OneOfWithAnOptionalDiscriminator) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  const char* closed = R"({"oneOf":[
+      {"type":"object","additionalProperties":false,
+       "properties":{"kind":{"const":"a"},"a":{"type":"boolean"}}},
+      {"type":"object","additionalProperties":false,
+       "properties":{"kind":{"const":"b"},"b":{"type":"boolean"}}}]})";
+  expect_schema(closed,
+                {R"({"kind":"a"})", R"({"kind":"b","b":true})", R"({"a":false})", R"({"b":true})"},
+                {"{}", R"({"kind":"c"})", R"({"kind":"a","b":true})", R"({"a":true,"b":true})"});
+  EXPECT_FALSE(prefix_ok(closed, R"({"a":true,"b")"));
+  // Open objects; without the property only the first branch can match.
+  expect_schema(R"({"type":"object","oneOf":[
+      {"properties":{"t":{"enum":["x","y"]},"n":{"type":"integer"}}},
+      {"properties":{"t":{"const":"z"}},"required":["t"]}]})",
+                {R"({"t":"x","n":1})", R"({"t":"z","n":"s"})", "{}", R"({"n":1})"},
+                {R"({"t":"q"})", R"({"t":"x","n":"s"})", R"({"n":"s"})"});
+  // Without it both match every object that lacks it: no exact form.
+  EXPECT_EQ(schema_error(R"({"type":"object","oneOf":[
+      {"properties":{"t":{"const":"x"}}},{"properties":{"t":{"const":"z"}}}]})"),
+            "unsupported /oneOf");
+  // Branches that require the same keys never hold one at a time: no value
+  // at all (this was once read as no constraint).
+  EXPECT_EQ(schema_error(R"({"multipleOf":2,"oneOf":[{"required":["a"]},{"required":["a"]}]})"),
+            "invalid_argument /");
+  // Values that overlap are no discriminator: still a strict error.
+  EXPECT_EQ(schema_error(R"({"oneOf":[
+      {"type":"object","properties":{"t":{"enum":["x","y"]}}},
+      {"type":"object","properties":{"t":{"enum":["y","z"]}}}]})"),
+            "unsupported /oneOf");
+}
+
 TEST(JsonSchemaKeywords, OneOfClosedObjectsWithDisjointNames) {
   SCHEMA_TEST_NEEDS_LLAMA();
   expect_schema(R"({"oneOf":[

@@ -39,6 +39,21 @@ def value(rng: random.Random, depth: int = 0) -> Any:
     return [value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
 
 
+TAGS: list[Any] = ["", "a", "ab", 1, None, True]
+
+
+def tagged_object(rng: random.Random, tag: Any, depth: int) -> dict[str, Any]:
+    """An object branch whose "a" (when present) names it: oneOf's discriminators."""
+    s: dict[str, Any] = {"type": "object", "properties": {"a": {"const": tag}}}
+    if rng.random() < 0.5:
+        s["properties"][rng.choice(KEYS[1:])] = sub_schema(rng, depth + 2)
+    if rng.random() < 0.4:
+        s["required"] = ["a"]
+    if rng.random() < 0.5:
+        s["additionalProperties"] = False
+    return s
+
+
 def sub_schema(rng: random.Random, depth: int = 0) -> Any:
     """One constraint from a pool that mixes compiled and uncompiled forms."""
     pool = [
@@ -66,6 +81,7 @@ def sub_schema(rng: random.Random, depth: int = 0) -> Any:
         lambda: {"not": {**sub_schema(rng, depth + 1), **sub_schema(rng, depth + 1)}},
         lambda: {"anyOf": [sub_schema(rng, depth + 1), sub_schema(rng, depth + 1)]},
         lambda: {"oneOf": [sub_schema(rng, depth + 1), sub_schema(rng, depth + 1)]},
+        lambda: {"oneOf": [tagged_object(rng, tag, depth) for tag in rng.sample(TAGS, rng.randint(2, 3))]},
         lambda: {
             "if": sub_schema(rng, depth + 1),
             "then": sub_schema(rng, depth + 1),

@@ -32,7 +32,7 @@ def schema(rng: random.Random) -> dict[str, Any]:
 def test_compiled_schemas_accept_exactly_the_valid_values(cli: str) -> None:
     rng = random.Random(int(os.environ.get("NEXTOK_FUZZ_SEED", "7")))
     docs = []
-    for _ in range(int(os.environ.get("NEXTOK_FUZZ_CASES", "400"))):
+    for _ in range(int(os.environ.get("NEXTOK_FUZZ_CASES", "1500"))):
         s = schema(rng)
         check = jsonschema.Draft202012Validator(s)
         seen: list[Any] = []

@@ -1,6 +1,7 @@
 #include "constraint/schema/one_of.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "constraint/schema/schema_types.hpp"
 #include "nextok/error.hpp"
@@ -93,7 +94,7 @@ void nonempty_closed_objects(OneOfContext& c, std::vector<uint32_t>& branches,
     for (size_t y = x + 1; y < empty_ok.size(); ++y) {
       const auto [i, k] = empty_ok[x];
       const auto [j, l] = empty_ok[y];
-      if (i != j && !names_disjoint(c.g.nodes[opts[i][k]], c.g.nodes[opts[j][l]])) return;
+      if (i != j && !names_disjoint(c.g, c.g.nodes[opts[i][k]], c.g.nodes[opts[j][l]])) return;
     }
   }
   std::set<size_t> changed;
@@ -116,14 +117,116 @@ void nonempty_closed_objects(OneOfContext& c, std::vector<uint32_t>& branches,
   }
 }
 
+// The property that tells object options apart where present: every
+// object option declares it, their values are pairwise disjoint, and some
+// option does not require it (else the branches are disjoint already).
+std::optional<std::string> optional_discriminator(const OneOfContext& c,
+                                                  const std::vector<uint32_t>& objects) {
+  const GrammarNode& first = c.g.nodes[objects[0]];
+  for (const auto& p : first.props) {
+    std::vector<uint32_t> values;
+    bool optional = false;
+    for (uint32_t o : objects) {
+      const GrammarNode& n = c.g.nodes[o];
+      const auto it = std::find_if(n.props.begin(), n.props.end(),
+                                   [&](const ObjectProperty& q) { return q.name == p.name; });
+      if (it == n.props.end() || c.g.nodes[it->node].kind == NodeKind::kNever) break;
+      const auto k = static_cast<uint32_t>(it - n.props.begin());
+      optional |= std::find(n.required.begin(), n.required.end(), k) == n.required.end();
+      values.push_back(it->node);
+    }
+    if (values.size() != objects.size() || !optional) continue;
+    bool apart = true;
+    for (size_t i = 0; i < values.size() && apart; ++i)
+      for (size_t j = i + 1; j < values.size() && apart; ++j) {
+        c.tick();
+        apart = values_disjoint(c.g, values[i], values[j]);
+      }
+    if (apart) return p.name;
+  }
+  return std::nullopt;
+}
+
+// Objects told apart by a property only where it is present: each object
+// option splits into "present" (required; disjoint from every other
+// branch's object by the property's values) and "absent" (its value
+// kNever), and the absent parts are made exclusive in turn. False when
+// that cannot be done exactly; the options are then left unchanged.
+bool split_on_optional_discriminator(OneOfContext& c, std::vector<uint32_t>& branches,
+                                     std::vector<std::vector<uint32_t>>& opts, int depth) {
+  std::vector<std::pair<size_t, size_t>> at;  // (branch, option) of each object option
+  std::vector<uint32_t> objects;
+  for (size_t i = 0; i < opts.size(); ++i) {
+    size_t here = 0;
+    for (size_t k = 0; k < opts[i].size(); ++k) {
+      if (c.g.nodes[opts[i][k]].kind != NodeKind::kObject) continue;
+      at.push_back({i, k});
+      objects.push_back(opts[i][k]);
+      ++here;
+    }
+    if (here > 1) return false;  // several object options in one branch
+  }
+  if (objects.size() < 2 || objects.size() > 32 || depth > 4) return false;
+  const std::optional<std::string> name = optional_discriminator(c, objects);
+  if (!name) return false;
+  const uint32_t never = c.add_node(GrammarNode{});
+  std::vector<uint32_t> present(objects.size()), absent;
+  std::vector<size_t> absent_of;  // index into objects
+  for (size_t x = 0; x < objects.size(); ++x) {
+    GrammarNode p = c.g.nodes[objects[x]];
+    const auto k = static_cast<uint32_t>(
+        std::find_if(p.props.begin(), p.props.end(),
+                     [&](const ObjectProperty& q) { return q.name == *name; }) -
+        p.props.begin());
+    if (std::find(p.required.begin(), p.required.end(), k) == p.required.end()) {
+      GrammarNode a = p;
+      a.props[k].node = never;
+      absent.push_back(c.add_node(std::move(a)));
+      absent_of.push_back(x);
+      p.required.push_back(k);
+    }
+    present[x] = c.add_node(std::move(p));
+  }
+  std::vector<uint32_t> absent_out = absent;
+  if (absent.size() > 1) {
+    auto made = exclusive_branches(c, absent, depth + 1);
+    if (!made) return false;
+    absent_out = std::move(*made);
+  }
+  std::set<size_t> changed;
+  for (size_t x = 0; x < objects.size(); ++x) {
+    const auto [i, k] = at[x];
+    opts[i][k] = present[x];
+    changed.insert(i);
+  }
+  for (size_t y = 0; y < absent_out.size(); ++y) {
+    const size_t i = at[absent_of[y]].first;
+    flatten(c, absent_out[y], opts[i], 0);
+  }
+  for (size_t i : changed) {
+    if (opts[i].size() == 1) {
+      branches[i] = opts[i][0];
+      continue;
+    }
+    GrammarNode alt;
+    alt.kind = NodeKind::kAnyOf;
+    alt.options = opts[i];
+    branches[i] = c.add_node(std::move(alt));
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::vector<uint32_t>> exclusive_branches(OneOfContext& c,
-                                                        const std::vector<uint32_t>& given) {
+                                                        const std::vector<uint32_t>& given,
+                                                        int depth) {
   std::vector<uint32_t> branches = given;
   std::vector<std::vector<uint32_t>> opts(branches.size());
   for (size_t i = 0; i < branches.size(); ++i)
     if (!flatten(c, branches[i], opts[i], 0)) return std::nullopt;
+  if (!branches_disjoint(c.g, branches, c.tick))
+    split_on_optional_discriminator(c, branches, opts, depth);
   nonempty_closed_objects(c, branches, opts);
   // Each leaf's remaining language, against the other branches' original
   // leaves (a value matching both must go from both); null = unchanged.

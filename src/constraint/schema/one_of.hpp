@@ -39,7 +39,11 @@ const Dfa& plain_decimals();
 // The branches made pairwise disjoint, or nullopt when an overlap cannot be
 // removed exactly (objects or arrays that may both match, strings with
 // length bounds, numbers whose spellings the subtraction cannot cover).
+// Objects told apart by a property only where it is present (not required
+// everywhere) split into that property present and absent, and the absent
+// parts are made exclusive in turn (depth: that recursion's).
 std::optional<std::vector<uint32_t>> exclusive_branches(OneOfContext& c,
-                                                        const std::vector<uint32_t>& branches);
+                                                        const std::vector<uint32_t>& branches,
+                                                        int depth = 0);
 
 }  // namespace nextok::constraint

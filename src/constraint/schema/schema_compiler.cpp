@@ -235,6 +235,8 @@ GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
       // A oneOf told apart only by required keys: the equivalent anyOf.
       if (bit == kOneOfDone) {
         if (const json* any = one_of_by_required(*it)) {
+          if (any->is_boolean() && !any->get<bool>())
+            return {};  // no object has exactly one branch's keys
           const std::string ptr = parts[k].ptr + "/" + kw;
           parts[k].done |= bit;
           parts.push_back({any, ptr, 0});
@@ -501,6 +503,10 @@ const std::vector<Compiler::DependentCase>& Compiler::dependent_cases(const Part
 }
 
 GrammarNode Compiler::plain(std::vector<Part>& parts, size_t depth) {
+  // A part added after flattening (a rewritten alternative) may be `false`.
+  if (std::any_of(parts.begin(), parts.end(),
+                  [](const Part& p) { return p.j->is_boolean() && !p.j->get<bool>(); }))
+    return {};
   unsigned types = kAllTypes;
   json common;  // the intersection of several enum/const lists
   const json* values = enum_values(parts, types, common) ? &common : nullptr;

@@ -314,12 +314,27 @@ bool names_disjoint(const GrammarNode& a, const GrammarNode& b) {
   return true;
 }
 
+bool names_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b) {
+  const auto usable = [&](const ObjectProperty& p) {
+    return g.nodes[p.node].kind != NodeKind::kNever;
+  };
+  for (const auto& pa : a.props)
+    for (const auto& pb : b.props)
+      if (pa.name == pb.name && usable(pa) && usable(pb)) return false;
+  return true;
+}
+
+bool values_disjoint(const Grammar& g, uint32_t x, uint32_t y) {
+  return values_disjoint(g, x, y, 2);
+}
+
 namespace {
 
 bool objects_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b, int depth) {
   // Closed objects with no name in common share only {}, which one of them
   // cannot be.
-  if (closed_object(a) && closed_object(b) && names_disjoint(a, b) && a.min_props > 0) return true;
+  if (closed_object(a) && closed_object(b) && names_disjoint(g, a, b) && a.min_props > 0)
+    return true;
   for (uint32_t ri : a.required) {
     const auto& pa = a.props[ri];
     const ObjectProperty* pb = nullptr;
@@ -352,6 +367,7 @@ bool pair_disjoint(const Grammar& g, uint32_t x, uint32_t y) {
     return objects_disjoint(g, a, b) || objects_disjoint(g, b, a);
   }
   if (a.kind == NodeKind::kArray && b.kind == NodeKind::kArray) return arrays_disjoint(g, a, b, 2);
+  if (a.kind == NodeKind::kAnyOf || b.kind == NodeKind::kAnyOf) return values_disjoint(g, x, y, 2);
   return false;
 }
 
