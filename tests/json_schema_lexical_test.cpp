@@ -307,7 +307,14 @@ TEST(JsonSchemaEngine, MaskEqualsBruteForceOverTheVocabulary) {
       {R"({"type":"array","items":{"type":"string","pattern":"^[^x\u00e9]*$"}})", R"(["a", )"},
       {R"({"type":"array","items":{"type":"string","pattern":"^[^\u4e2d]*$"}})", "["},
       {kOpenPatternKeys, R"({"search": true, ")"},
-      {kOpenPatternKeys, R"({"search": true, "sea": false, "sea)"}};
+      {kOpenPatternKeys, R"({"search": true, "sea": false, "sea)"},
+      // Any other key, but propertyNames leaves "b" only its declared value,
+      // which cannot exist: a key state that reaches nothing the object takes.
+      {R"({"allOf":[{"properties":{"b":{"type":"object"}}}],"propertyNames":{"maxLength":1},
+          "additionalProperties":{"type":"integer"}})",
+       R"({")"},
+      {R"({"properties":{"ab":false},"propertyNames":{"maxLength":2},"additionalProperties":{}})",
+       R"({"c": 1, ")"}};
   auto run = [&](const Case& k, JsonConstraint& c) {
     for (uint32_t id : e.encode(k.prefix)) c.advance(id);
     c.step_mask(e.mask);

@@ -740,8 +740,12 @@ def check_cases(cli: str, tokenizer: str, cases: list[Case], label: str) -> tupl
         stats["invalid_accepted"] += line.get("invalid_accepted", 0)
         stats["schemas_with_valid_rejected"] += line.get("valid_rejected", 0) > 0
         stats["schemas_with_invalid_accepted"] += line.get("invalid_accepted", 0) > 0
+        stats["mask_mismatch"] += line.get("mask_mismatch", 0)
         for f in line.get("failures", []):
-            kind = "valid_rejected" if f["valid"] else "invalid_accepted"
+            if "mask_mismatch" in f:
+                kind = "mask_mismatch"  # the mask allowed a token the matcher refused
+            else:
+                kind = "valid_rejected" if f["valid"] else "invalid_accepted"
             failures.append({"case": c.name, "kind": kind, "vocab": label, "token": f["token"],
                              "text": f["text"], "schema": json.dumps(c.schema)[:400]})
     summary = {"vocab": label, **stats, "top_compile_errors": errors.most_common(8)}

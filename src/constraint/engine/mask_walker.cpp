@@ -175,16 +175,14 @@ bool MaskWalker::cached_one(size_t which, std::span<uint32_t> mask) {
       // A pattern that bounds the length left: minLength needs the walk.
       if (!lengths->unbounded && top.n < node.min_chars) return false;
     }
-  } else if (!node.pattern_props.empty()) {
-    // Whether a key resolves depends on both regex flavours and on the
-    // names read so far; exits are checked by the machine below.
+  } else {
+    // A key's entry is exact only when the key DFA alone decides each
+    // token: every state ahead still reaches a key the object can take
+    // (with "any other key", propertyNames or a declared name without a
+    // value can still leave states that reach none). Exits are checked by
+    // the machine below.
     const Frame& obj = root_cfg[root_cfg.size() - 2];
     if (!m_.key_reads_freely(top.node, top.q, m_.available_keys(obj))) return false;
-  } else if (node.additional == kNoNode) {
-    // Without "any other key", the entry is exact only when every key the
-    // state can still reach is available.
-    const Frame& obj = root_cfg[root_cfg.size() - 2];
-    if (m_.key_reach(top.node, top.q) & ~m_.available_keys(obj)) return false;
   }
   const bool standard =
       m_.grammar().shared_dfa[top.kind == FrameKind::kKey ? node.key_dfa : node.dfa];
