@@ -75,6 +75,21 @@ bool overlap(const Dfa& a, const Dfa& b, size_t max_states) {
 
 namespace {
 
+// Branches whose options changed, rebuilt from them (one option: itself).
+void rebuild(OneOfContext& c, const std::set<size_t>& changed,
+             const std::vector<std::vector<uint32_t>>& opts, std::vector<uint32_t>& branches) {
+  for (size_t i : changed) {
+    if (opts[i].size() == 1) {
+      branches[i] = opts[i][0];
+      continue;
+    }
+    GrammarNode alt;
+    alt.kind = NodeKind::kAnyOf;
+    alt.options = opts[i];
+    branches[i] = c.add_node(std::move(alt));
+  }
+}
+
 // Closed objects of different branches that declare no name in common share
 // only {}: when several of them accept {}, no instance is {} (it matches
 // them all), so each becomes nonempty. Rebuilds the branches that change.
@@ -105,16 +120,7 @@ void nonempty_closed_objects(OneOfContext& c, std::vector<uint32_t>& branches,
     opts[i][k] = c.add_node(std::move(n));
     changed.insert(i);
   }
-  for (size_t i : changed) {
-    if (opts[i].size() == 1) {
-      branches[i] = opts[i][0];
-      continue;
-    }
-    GrammarNode alt;
-    alt.kind = NodeKind::kAnyOf;
-    alt.options = opts[i];
-    branches[i] = c.add_node(std::move(alt));
-  }
+  rebuild(c, changed, opts, branches);
 }
 
 // The property that tells object options apart where present: every
@@ -203,16 +209,7 @@ bool split_on_optional_discriminator(OneOfContext& c, std::vector<uint32_t>& bra
     const size_t i = at[absent_of[y]].first;
     flatten(c, absent_out[y], opts[i], 0);
   }
-  for (size_t i : changed) {
-    if (opts[i].size() == 1) {
-      branches[i] = opts[i][0];
-      continue;
-    }
-    GrammarNode alt;
-    alt.kind = NodeKind::kAnyOf;
-    alt.options = opts[i];
-    branches[i] = c.add_node(std::move(alt));
-  }
+  rebuild(c, changed, opts, branches);
   return true;
 }
 
