@@ -1,5 +1,6 @@
 #include "constraint/engine/leaf_cache.hpp"
 
+#include "constraint/engine/code_points.hpp"
 #include "constraint/engine/machine.hpp"
 #include "nextok/mask.hpp"
 
@@ -53,14 +54,20 @@ std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const L
   e->short_inside.assign(LeafEntry::kShortChars, std::vector<uint32_t>(e->inside.size(), 0));
   const auto nodes = trie.nodes();
   const auto tokens = trie.tokens();
-  // The lexeme state after each depth of the current path.
-  std::vector<Frame> at(trie.max_depth() + 1);
-  at[0].q = key.q;
-  at[0].esc = key.esc;
+  // The lexeme state after each depth of the current path (compact: this
+  // loop visits every trie node the DFA lets through).
+  struct At {
+    int32_t q;
+    uint32_t n;
+    uint8_t esc;
+  };
+  std::vector<At> at(trie.max_depth() + 1);
+  at[0] = {key.q, 0, key.esc};
+  const auto table = d.table();
   for (size_t i = 1; i < nodes.size();) {
     const auto& node = nodes[i];
-    const Frame& parent = at[node.depth - 1u];
-    const int32_t q2 = d.next(parent.q, node.byte);
+    const At parent = at[node.depth - 1u];
+    const int32_t q2 = table[static_cast<size_t>(parent.q) * 256 + node.byte];
     if (q2 < 0) {
       if (d.accepting(parent.q)) {
         e->exits.push_back({static_cast<uint32_t>(i), parent.q, parent.n, true});
@@ -68,10 +75,9 @@ std::shared_ptr<const LeafEntry> build_leaf_entry(const TokenTrie& trie, const L
       i = node.end;
       continue;
     }
-    Frame& f = at[node.depth];
-    f = parent;
-    count_byte(f, node.byte);
-    f.q = q2;
+    const uint8_t step = kCodePointSteps[parent.esc][node.byte];
+    const At f{q2, parent.n + (step >> 4), static_cast<uint8_t>(step & 15)};
+    at[node.depth] = f;
     if (d.final(q2)) {
       e->exits.push_back({static_cast<uint32_t>(i), q2, f.n, false});
       i = node.end;
