@@ -600,6 +600,16 @@ def _check_schema_once(check: jsonschema.protocols.Validator, schema: Any) -> No
         raise ValueError(_CHECKED[key])
 
 
+def encodable(v: Any) -> bool:
+    """Whether v is JSON text at all: Python strings may hold lone surrogates
+    (hypothesis draws them), which neither UTF-8 nor a JSON parser takes."""
+    try:
+        json.dumps(v, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def build_case(name: str, schema: Any, count: int, seed: int, timeout_s: float,
                generators: tuple[str, ...] = GENERATORS) -> Case:
     case = Case(name, schema)
@@ -611,7 +621,7 @@ def build_case(name: str, schema: Any, count: int, seed: int, timeout_s: float,
         return case
     values, why = draw_instances(schema, count, seed, timeout_s) if "hypothesis" in generators else ([], "")
     rng = random.Random(seed)
-    good = [v for v in values if is_valid_both(check, v)]
+    good = [v for v in values if encodable(v) and is_valid_both(check, v)]
     if "structural" in generators:
         # The second generator: valid draws beyond hypothesis's, up to `count` more.
         known = {json.dumps(v, sort_keys=True) for v in good}
@@ -622,7 +632,7 @@ def build_case(name: str, schema: Any, count: int, seed: int, timeout_s: float,
             k = json.dumps(v, sort_keys=True)
             if time.monotonic() > deadline or len(k) > 20000:
                 continue
-            if extra < count and k not in known and is_valid_both(check, v):
+            if extra < count and k not in known and encodable(v) and is_valid_both(check, v):
                 known.add(k)
                 good.append(v)
                 extra += 1
@@ -637,7 +647,7 @@ def build_case(name: str, schema: Any, count: int, seed: int, timeout_s: float,
         for m in mutations(v, rng):
             if time.monotonic() > deadline:
                 break
-            if is_valid_both(check, m) is False:
+            if encodable(m) and is_valid_both(check, m) is False:
                 bad.append(json.dumps(m, ensure_ascii=False))
                 if len(bad) >= 2 * count:
                     break
