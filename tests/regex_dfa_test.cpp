@@ -268,6 +268,27 @@ TEST(RegexDfa, EcmaSyntax) {
   EXPECT_TRUE(Dfa::compile("a{").matches("a{"));  // Annex B: a literal brace
 }
 
+// Python's \A, \Z and a leading (?i), which ECMA-262 lacks, read as re reads
+// them (schemas written for Python validators use them), in both modes.
+TEST(RegexDfa, PythonAnchorsAndLeadingIgnoreCaseInEcmaPatterns) {
+  nextok::constraint::RegexOptions search;
+  search.full_match = false;
+  const Dfa z = Dfa::compile(R"(^arn:[a-z]+\Z)", search);
+  EXPECT_TRUE(z.matches("arn:aws"));
+  EXPECT_FALSE(z.matches("arn:aws:x"));
+  EXPECT_FALSE(z.matches("arn:aws\n"));  // \Z is the very end, unlike Python's $
+  const Dfa a = Dfa::compile(R"(\Ab)", search);
+  EXPECT_TRUE(a.matches("bc"));
+  EXPECT_FALSE(a.matches("ab"));
+  const Dfa i = Dfa::compile("(?i)^aws-[a-z]+$", search);
+  EXPECT_TRUE(i.matches("AWS-Lambda"));
+  EXPECT_TRUE(i.matches("aws-sqs"));
+  EXPECT_FALSE(i.matches("aws_s3"));
+  EXPECT_TRUE(Dfa::compile("(?i)k").matches("K"));
+  // Anywhere but the start it stays an error, as Python 3.11 has it.
+  EXPECT_THROW(Dfa::compile("a(?i)b"), nextok::Error);
+}
+
 // The Unicode tables (\\w, \\d, case classes) scan planes 0-3 only: no
 // letter, number or cased code point lies beyond them.
 TEST(RegexDfa, NoLetterDigitOrCaseBeyondPlaneThree) {
@@ -321,8 +342,10 @@ TEST(RegexDfa, PythonSyntaxAndFlags) {
   EXPECT_THROW(Dfa::compile("(?m)a", py), nextok::Error);
   EXPECT_THROW(Dfa::compile("(?P=x)", py), nextok::Error);
   EXPECT_THROW(Dfa::compile("(?<=a)b", py), nextok::Error);
-  // Without python, (?i) stays unsupported.
-  EXPECT_THROW(Dfa::compile("(?i)a"), nextok::Error);
+  // Without python, only a leading (?i) is read (see below); others stay
+  // unsupported.
+  EXPECT_THROW(Dfa::compile("(?s)a"), nextok::Error);
+  EXPECT_THROW(Dfa::compile("b(?i)a"), nextok::Error);
 }
 
 TEST(RegexDfa, SearchSemanticsAndAnchors) {

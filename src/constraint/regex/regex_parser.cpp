@@ -358,6 +358,12 @@ class Parser {
       if (at('?')) {
         if (i_ + 1 < p_.size() && p_[i_ + 1] == ':') {
           i_ += 2;
+        } else if (!python_ && i_ == 1 && p_.substr(1, 3) == "?i)") {
+          // A leading (?i) is no ECMA-262 syntax; schemas written for
+          // Python validators use it as re does: the whole pattern ignores case.
+          i_ += 3;
+          icase_ = true;
+          return make(Node::kConcat);
         } else if (!python_) {
           unsupported("lookaround or a named group");
         } else if (python_group()) {
@@ -375,7 +381,8 @@ class Parser {
       ++i_;
       return make(c == '^' ? Node::kInputStart : Node::kInputEnd);
     }
-    if (python_ && c == '\\' && i_ + 1 < p_.size() && (p_[i_ + 1] == 'A' || p_[i_ + 1] == 'Z')) {
+    // \A and \Z anchor as in Python; ECMA-262 (u mode) has no such escapes.
+    if (c == '\\' && i_ + 1 < p_.size() && (p_[i_ + 1] == 'A' || p_[i_ + 1] == 'Z')) {
       i_ += 2;
       return make(p_[i_ - 1] == 'A' ? Node::kInputStart : Node::kInputEnd);
     }
