@@ -4,6 +4,7 @@
 #include <deque>
 
 #include "constraint/engine/code_points.hpp"
+#include "constraint/schema/grammar.hpp"
 
 namespace nextok::constraint {
 
@@ -17,12 +18,12 @@ LengthBounds LengthBounds::of(const Dfa& d) {
   lb.min_rem.assign(n, kUnbounded);
   lb.max_rem.assign(n, kUnbounded);
   // Edges (state, phase) → (state', phase') weighted by the code points a
-  // byte starts (0 or 1), each distinct edge once. Bytes that lead to the
-  // same state and count alike in every phase are one edge, so a state
-  // costs its few byte classes per phase rather than 256.
+  // byte starts (0 or 1), each distinct edge once (the stamp). A run of
+  // bytes that lead to the same state and count alike in every phase is
+  // stepped once, so a state costs its few runs per phase rather than 256.
   std::vector<std::vector<std::pair<uint32_t, uint8_t>>> rev(n), fwd(n);
   std::vector<uint32_t> stamp(2 * n, UINT32_MAX);  // (to, weight) → last `from` that added it
-  std::vector<std::pair<int32_t, uint8_t>> moves;  // (next state, a byte of its count class)
+  std::vector<std::pair<int32_t, uint8_t>> moves;  // (next state, the first byte of a run)
   for (size_t q = 0; q < d.states(); ++q) {
     moves.clear();
     for (int b = 0; b < 256; ++b) {
@@ -34,16 +35,6 @@ LengthBounds LengthBounds::of(const Dfa& d) {
         continue;
       moves.push_back({q2, static_cast<uint8_t>(b)});
     }
-    std::sort(moves.begin(), moves.end(), [](auto x, auto y) {
-      return x.first != y.first ? x.first < y.first
-                                : kCodePointClasses.of[x.second] < kCodePointClasses.of[y.second];
-    });
-    moves.erase(std::unique(moves.begin(), moves.end(),
-                            [](auto x, auto y) {
-                              return x.first == y.first && kCodePointClasses.of[x.second] ==
-                                                               kCodePointClasses.of[y.second];
-                            }),
-                moves.end());
     for (uint8_t e = 0; e < kPhases; ++e) {
       const auto from = static_cast<uint32_t>(q * kPhases + e);
       for (const auto& [q2, b] : moves) {

@@ -8,7 +8,6 @@
 
 #include "constraint/engine/code_points.hpp"
 #include "constraint/regex/dfa.hpp"
-#include "constraint/schema/grammar.hpp"
 
 namespace nextok::constraint {
 

@@ -1,9 +1,7 @@
 #include "constraint/engine/machine.hpp"
 
 #include <algorithm>
-#include <array>
 #include <bit>
-#include <deque>
 #include <map>
 
 namespace nextok::constraint {

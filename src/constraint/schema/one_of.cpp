@@ -123,6 +123,18 @@ void nonempty_closed_objects(OneOfContext& c, std::vector<uint32_t>& branches,
   rebuild(c, changed, opts, branches);
 }
 
+// The index of the property `name` declares in n (props.size(): none), and
+// whether n requires property k.
+size_t property_index(const GrammarNode& n, const std::string& name) {
+  return static_cast<size_t>(std::find_if(n.props.begin(), n.props.end(),
+                                          [&](const ObjectProperty& q) { return q.name == name; }) -
+                             n.props.begin());
+}
+
+bool requires_property(const GrammarNode& n, size_t k) {
+  return std::find(n.required.begin(), n.required.end(), k) != n.required.end();
+}
+
 // The property that tells object options apart where present: every
 // object option declares it, their values are pairwise disjoint, and some
 // option does not require it (else the branches are disjoint already).
@@ -134,12 +146,10 @@ std::optional<std::string> optional_discriminator(const OneOfContext& c,
     bool optional = false;
     for (uint32_t o : objects) {
       const GrammarNode& n = c.g.nodes[o];
-      const auto it = std::find_if(n.props.begin(), n.props.end(),
-                                   [&](const ObjectProperty& q) { return q.name == p.name; });
-      if (it == n.props.end() || c.g.nodes[it->node].kind == NodeKind::kNever) break;
-      const auto k = static_cast<uint32_t>(it - n.props.begin());
-      optional |= std::find(n.required.begin(), n.required.end(), k) == n.required.end();
-      values.push_back(it->node);
+      const size_t k = property_index(n, p.name);
+      if (k == n.props.size() || c.g.nodes[n.props[k].node].kind == NodeKind::kNever) break;
+      optional |= !requires_property(n, k);
+      values.push_back(n.props[k].node);
     }
     if (values.size() != objects.size() || !optional) continue;
     bool apart = true;
@@ -180,16 +190,13 @@ bool split_on_optional_discriminator(OneOfContext& c, std::vector<uint32_t>& bra
   std::vector<size_t> absent_of;  // index into objects
   for (size_t x = 0; x < objects.size(); ++x) {
     GrammarNode p = c.g.nodes[objects[x]];
-    const auto k = static_cast<uint32_t>(
-        std::find_if(p.props.begin(), p.props.end(),
-                     [&](const ObjectProperty& q) { return q.name == *name; }) -
-        p.props.begin());
-    if (std::find(p.required.begin(), p.required.end(), k) == p.required.end()) {
+    const size_t k = property_index(p, *name);
+    if (!requires_property(p, k)) {
       GrammarNode a = p;
       a.props[k].node = never;
       absent.push_back(c.add_node(std::move(a)));
       absent_of.push_back(x);
-      p.required.push_back(k);
+      p.required.push_back(static_cast<uint32_t>(k));
     }
     present[x] = c.add_node(std::move(p));
   }
@@ -222,7 +229,9 @@ std::optional<std::vector<uint32_t>> exclusive_branches(OneOfContext& c,
   std::vector<std::vector<uint32_t>> opts(branches.size());
   for (size_t i = 0; i < branches.size(); ++i)
     if (!flatten(c, branches[i], opts[i], 0)) return std::nullopt;
-  if (!branches_disjoint(c.g, branches, c.tick))
+  // The compiler calls this on branches it could not prove disjoint; the
+  // recursion's absent parts may already be.
+  if (depth == 0 || !branches_disjoint(c.g, branches, c.tick))
     split_on_optional_discriminator(c, branches, opts, depth);
   nonempty_closed_objects(c, branches, opts);
   // Each leaf's remaining language, against the other branches' original

@@ -235,8 +235,6 @@ GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
       // A oneOf told apart only by required keys: the equivalent anyOf.
       if (bit == kOneOfDone) {
         if (const json* any = one_of_by_required(*it)) {
-          if (any->is_boolean() && !any->get<bool>())
-            return {};  // no object has exactly one branch's keys
           const std::string ptr = parts[k].ptr + "/" + kw;
           parts[k].done |= bit;
           parts.push_back({any, ptr, 0});

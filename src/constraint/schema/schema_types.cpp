@@ -307,13 +307,6 @@ bool closed_object(const GrammarNode& n) {
   return n.kind == NodeKind::kObject && n.additional == kNoNode && n.pattern_props.empty();
 }
 
-bool names_disjoint(const GrammarNode& a, const GrammarNode& b) {
-  for (const auto& pa : a.props)
-    for (const auto& pb : b.props)
-      if (pa.name == pb.name) return false;
-  return true;
-}
-
 bool names_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b) {
   const auto usable = [&](const ObjectProperty& p) {
     return g.nodes[p.node].kind != NodeKind::kNever;

@@ -58,8 +58,7 @@ std::optional<Dfa> multiple_of_dfa(const nlohmann::json& m);
 // An object that allows only its declared names (no additional or
 // pattern properties), and whether two objects declare no name in common.
 bool closed_object(const GrammarNode& n);
-bool names_disjoint(const GrammarNode& a, const GrammarNode& b);
-// The same, where a name one of them gives no value (kNever) counts as absent.
+// A name one of them gives no value (kNever) counts as absent.
 bool names_disjoint(const Grammar& g, const GrammarNode& a, const GrammarNode& b);
 // No JSON value satisfies both nodes (proven to a small depth; false when not).
 bool values_disjoint(const Grammar& g, uint32_t x, uint32_t y);
