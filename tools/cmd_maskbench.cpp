@@ -168,7 +168,7 @@ int run(const MaskbenchArgs& a) {
   for (const auto& p : a.paths) collect(p, files);
 
   std::vector<uint32_t> mask(bitmask_words(vocab.size()));
-  std::vector<double> tbm, ttfm;
+  std::vector<double> tbm, ttfm, compile_mib;
   size_t schemas = 0, passing = 0, compile_error = 0, valid_rejected = 0, invalid_accepted = 0;
   // Tokens the mask allowed that the matcher then refused: an engine bug
   // either way, reported per schema and failing the run.
@@ -202,6 +202,8 @@ int run(const MaskbenchArgs& a) {
       ttfm.push_back(compile_us);
       line["compiled"] = true;
       line["ttfm_us"] = compile_us;
+      compile_mib.push_back(static_cast<double>(grammar->compile_bytes()) / (1 << 20));
+      line["compile_mib"] = compile_mib.back();
       size_t vr = 0, ia = 0, mm = 0;
       const size_t first_mask = tbm.size();
       json failures = json::array();
@@ -308,6 +310,11 @@ int run(const MaskbenchArgs& a) {
                          {{"p50", percentile(ttfm, 0.5)},
                           {"p90", percentile(ttfm, 0.9)},
                           {"p99", percentile(ttfm, 0.99)}}},
+                        // ConstraintLimits::max_compile_bytes as counted, MiB
+                        {"compile_mib",
+                         {{"p50", percentile(compile_mib, 0.5)},
+                          {"p99", percentile(compile_mib, 0.99)},
+                          {"max", percentile(compile_mib, 1.0)}}},
                         {"top_compile_errors", top}};
   std::printf("%s\n", a.json_lines ? summary.dump().c_str() : summary.dump(1).c_str());
   std::fflush(stdout);

@@ -50,8 +50,13 @@ std::function<int()> add_serve(CLI::App& app) {
   cmd->add_option("--max-compile-ms", o->engine.max_compile_ms,
                   "Budget for compiling one JSON schema (past it, a 400 naming it)")
       ->check(CLI::Range(1u, 600000u));
-  return [o, model, cmd, header_s, body_s]() {
+  auto compile_mib = std::make_shared<std::size_t>(o->engine.max_compile_bytes >> 20);
+  cmd->add_option("--max-compile-mb", *compile_mib,
+                  "Memory one schema compile may hold, in MiB (past it, a 400 naming it)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  return [o, model, cmd, header_s, body_s, compile_mib]() {
     if (!cmd->parsed()) return -1;
+    o->engine.max_compile_bytes = *compile_mib << 20;
     auto ms = [](double s) { return std::chrono::milliseconds(static_cast<long>(s * 1000.0)); };
     o->header_timeout = ms(*header_s);
     o->body_timeout = ms(*body_s);

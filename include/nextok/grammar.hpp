@@ -57,12 +57,17 @@ class Grammar {
   ~Grammar();
   Kind kind() const noexcept;
   const TokenIndex& index() const noexcept;
+  // The most memory the compile held at once, as ConstraintLimits::
+  // max_compile_bytes counts it. Every constructor also fails past that
+  // limit, max_compile_ms or a set cancel flag.
+  size_t compile_bytes() const noexcept;
 
   struct Impl;
   const Impl& impl() const noexcept { return *impl_; }
 
  private:
   Grammar() = default;
+  static std::shared_ptr<const Grammar> make(std::unique_ptr<Impl> impl, size_t compile_bytes);
   std::unique_ptr<Impl> impl_;
 };
 

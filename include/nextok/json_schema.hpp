@@ -43,6 +43,11 @@ struct ConstraintLimits {
   // by default, least recently used out first. Paid per grammar in use: an
   // engine that caches many grammars may want less. 0 turns the memo off.
   size_t grammar_mask_memo_bytes = 16u << 20;
+  // Memory one compile may hold at once (automata under construction and
+  // kept, the parsed schema, grammar nodes), as the compiler counts it; past
+  // it, Error{kInvalidArgument, "max_compile_bytes"}. 0 = none. Real schemas
+  // need a few MiB; the states limit alone would allow ~200 MiB of tables.
+  size_t max_compile_bytes = 256u << 20;
 };
 
 struct JsonConstraintOptions {
@@ -82,6 +87,9 @@ class JsonGrammar {
                                                        const JsonConstraintOptions& opt = {});
   ~JsonGrammar();
   const std::vector<std::string>& warnings() const noexcept;
+  // The most memory the compile held at once, as ConstraintLimits::
+  // max_compile_bytes counts it.
+  size_t compile_bytes() const noexcept;
 
   struct Impl;
   const Impl& impl() const noexcept { return *impl_; }

@@ -170,6 +170,7 @@ std::shared_ptr<const JsonGrammar> ServeEngine::compile_schema(const std::string
   JsonConstraintOptions co;
   co.strict = strict;
   co.limits.max_compile_ms = options_.max_compile_ms;
+  co.limits.max_compile_bytes = options_.max_compile_bytes;
   co.limits.cancel = cancel;
   try {
     return JsonGrammar::from_schema(index_, schema, co);

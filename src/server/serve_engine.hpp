@@ -37,7 +37,10 @@ struct EngineOptions {
   std::size_t parallel = 8;             // generations decoded together (batched)
   std::size_t prefill_chunk = 256;      // prompt tokens per request per loop iteration
   std::uint32_t max_compile_ms = 1000;  // one schema's compile budget; past it, a 400
-  std::size_t compile_slots = 2;        // low-priority threads for compiles and big parses
+  // Memory one compile may hold (ConstraintLimits::max_compile_bytes): with
+  // compile_slots compiles at once, the server's compile peak is their product.
+  std::size_t max_compile_bytes = std::size_t{128} << 20;
+  std::size_t compile_slots = 2;  // low-priority threads for compiles and big parses
 };
 
 struct EngineStats : LoopStats {

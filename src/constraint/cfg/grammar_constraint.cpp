@@ -16,6 +16,7 @@
 #include "constraint/cfg/regular_fragments.hpp"
 #include "constraint/engine/mask_bits.hpp"
 #include "constraint/engine/token_index_impl.hpp"
+#include "constraint/regex/compile_budget.hpp"
 #include "constraint/regex/dfa.hpp"
 #include "nextok/error.hpp"
 #include "nextok/grammar.hpp"
@@ -31,6 +32,7 @@ struct Grammar::Impl {
   size_t max_parse_items = 0;
   // Masks by state: the Earley set's name (gbnf, lark) or the DFA state.
   std::unique_ptr<constraint::cfg::MaskMemo> memo;
+  size_t compile_bytes = 0;  // the compile budget's peak
 };
 
 namespace {
@@ -79,29 +81,28 @@ void set_cfg(Grammar::Impl& impl, constraint::cfg::Cfg g, const ConstraintLimits
 std::shared_ptr<const Grammar> Grammar::gbnf(std::shared_ptr<const TokenIndex> index,
                                              std::string_view text,
                                              const ConstraintLimits& limits) {
+  constraint::CompileBudget::Scope budget(limits);
   auto impl = std::make_unique<Impl>();
   impl->index = need_index(std::move(index));
   set_cfg(*impl, constraint::cfg::parse_gbnf(text, limits), limits);
-  std::shared_ptr<Grammar> out(new Grammar());
-  out->impl_ = std::move(impl);
-  return out;
+  return make(std::move(impl), budget.peak_bytes());
 }
 
 std::shared_ptr<const Grammar> Grammar::lark(std::shared_ptr<const TokenIndex> index,
                                              std::string_view text,
                                              const ConstraintLimits& limits) {
+  constraint::CompileBudget::Scope budget(limits);
   auto impl = std::make_unique<Impl>();
   impl->index = need_index(std::move(index));
   impl->kind = Kind::kLark;
   set_cfg(*impl, constraint::cfg::parse_lark(text, limits), limits);
-  std::shared_ptr<Grammar> out(new Grammar());
-  out->impl_ = std::move(impl);
-  return out;
+  return make(std::move(impl), budget.peak_bytes());
 }
 
 std::shared_ptr<const Grammar> Grammar::regex(std::shared_ptr<const TokenIndex> index,
                                               std::string_view pattern,
                                               const ConstraintLimits& limits) {
+  constraint::CompileBudget::Scope budget(limits);
   auto impl = std::make_unique<Impl>();
   impl->index = need_index(std::move(index));
   impl->kind = Kind::kRegex;
@@ -116,14 +117,13 @@ std::shared_ptr<const Grammar> Grammar::regex(std::shared_ptr<const TokenIndex> 
   if (impl->dfa->empty()) {
     throw Error(ErrorCode::kInvalidArgument, "pattern", "the pattern matches no string");
   }
-  std::shared_ptr<Grammar> out(new Grammar());
-  out->impl_ = std::move(impl);
-  return out;
+  return make(std::move(impl), budget.peak_bytes());
 }
 
 std::shared_ptr<const Grammar> Grammar::choice(std::shared_ptr<const TokenIndex> index,
                                                std::span<const std::string> strings,
                                                const ConstraintLimits& limits) {
+  constraint::CompileBudget::Scope budget(limits);
   auto impl = std::make_unique<Impl>();
   impl->index = need_index(std::move(index));
   impl->kind = Kind::kChoice;
@@ -142,12 +142,20 @@ std::shared_ptr<const Grammar> Grammar::choice(std::shared_ptr<const TokenIndex>
   opt.max_states = limits.max_dfa_states;
   impl->dfa = constraint::Dfa::compile_labeled(alts, opt);
   impl->memo = std::make_unique<constraint::cfg::MaskMemo>(limits.grammar_mask_memo_bytes);
+  return make(std::move(impl), budget.peak_bytes());
+}
+
+std::shared_ptr<const Grammar> Grammar::make(std::unique_ptr<Impl> impl, size_t compile_bytes) {
+  impl->compile_bytes = compile_bytes;
   std::shared_ptr<Grammar> out(new Grammar());
   out->impl_ = std::move(impl);
   return out;
 }
 
 Grammar::~Grammar() = default;
+size_t Grammar::compile_bytes() const noexcept {
+  return impl_->compile_bytes;
+}
 Grammar::Kind Grammar::kind() const noexcept {
   return impl_->kind;
 }

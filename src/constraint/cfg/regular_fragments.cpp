@@ -7,11 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "constraint/regex/compile_budget.hpp"
+
 namespace nextok::constraint::cfg {
 
 namespace {
 
 constexpr size_t kMaxDepth = 1000;  // deeper chains of rules are left to Earley
+// The compile budget's count per subset state beyond its table row.
+constexpr size_t kStateSetBytes = 128;
 
 // Which nonterminals are regular by construction (see the header).
 class Regularity {
@@ -65,6 +69,7 @@ class NfaBuilder {
   // nullopt past max_dfa states.
   std::optional<Dfa> determinize(size_t max_dfa,
                                  std::chrono::steady_clock::time_point deadline) const {
+    ChargedBytes charged;
     // Classes: bytes with the same membership in every edge's set.
     std::vector<const ByteSet*> sets;
     for (const auto& out : edges_) {
@@ -149,6 +154,7 @@ class NfaBuilder {
         to_class[c] = it->second;
       }
       table.resize((cur + 1) * 256);
+      charged.hold(table.capacity() * sizeof(int32_t) + states.size() * kStateSetBytes);
       for (unsigned b = 0; b < 256; ++b) table[cur * 256 + b] = to_class[class_of[b]];
     }
     return Dfa::from_table(std::move(table), accepting);

@@ -7,6 +7,7 @@
 #include "constraint/engine/mask_bits.hpp"
 #include "constraint/engine/mask_walker.hpp"
 #include "constraint/engine/token_index_impl.hpp"
+#include "constraint/regex/compile_budget.hpp"
 #include "constraint/schema/schema_compiler.hpp"
 #include "constraint/trie/token_trie.hpp"
 #include "nextok/error.hpp"
@@ -16,6 +17,37 @@
 namespace nextok {
 
 using constraint::ConfigSet;
+
+namespace {
+
+// What a parsed schema holds: a value per node, the heap text of long
+// strings and keys, a map node per member. Walked without recursion, since
+// the parser accepts any depth.
+size_t json_tree_bytes(const nlohmann::json& root) {
+  constexpr size_t kMemberBytes = 96;  // map node, key string, links
+  auto text = [](const std::string& t) { return t.size() > 15 ? t.capacity() + 1 : 0; };
+  size_t bytes = 0;
+  std::vector<const nlohmann::json*> todo = {&root};
+  while (!todo.empty()) {
+    const nlohmann::json* j = todo.back();
+    todo.pop_back();
+    bytes += sizeof(nlohmann::json);
+    if (j->is_string()) {
+      bytes += sizeof(std::string) + text(j->get_ref<const std::string&>());
+    } else if (j->is_object()) {
+      for (const auto& [k, v] : j->items()) {
+        bytes += kMemberBytes + text(k);
+        todo.push_back(&v);
+      }
+    } else if (j->is_array()) {
+      bytes += j->size() * sizeof(nlohmann::json);
+      for (const auto& v : *j) todo.push_back(&v);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
 
 std::shared_ptr<const TokenIndex> TokenIndex::build(std::shared_ptr<const Vocabulary> vocab) {
   if (!vocab) throw Error(ErrorCode::kInvalidArgument, "vocab", "TokenIndex needs a vocabulary");
@@ -38,6 +70,7 @@ std::shared_ptr<const JsonGrammar> JsonGrammar::from_schema(std::shared_ptr<cons
                 "schema is " + std::to_string(schema_json.size()) + " bytes; the limit is " +
                     std::to_string(opt.limits.max_schema_bytes));
   }
+  constraint::CompileBudget::Scope budget(opt.limits);
   nlohmann::json schema;
   try {
     schema = nlohmann::json::parse(schema_json);
@@ -54,12 +87,15 @@ std::shared_ptr<const JsonGrammar> JsonGrammar::from_schema(std::shared_ptr<cons
   so.max_depth = opt.limits.max_schema_depth;
   so.max_compile_ms = opt.limits.max_compile_ms;
   so.cancel = opt.limits.cancel;
+  constraint::CompileBudget::charge(json_tree_bytes(schema));
   auto compiled = constraint::compile_json_schema(schema, so, constraint::StandardDfas::get());
   auto impl = std::make_unique<Impl>();
   impl->index = std::move(index);
   impl->grammar = std::move(compiled.grammar);
   impl->warnings = std::move(compiled.warnings);
-  return make(std::move(impl));
+  auto g = make(std::move(impl));
+  g->impl_->compile_bytes = budget.peak_bytes();
+  return g;
 }
 
 std::shared_ptr<const JsonGrammar> JsonGrammar::any_object(std::shared_ptr<const TokenIndex> index,
@@ -82,6 +118,9 @@ std::shared_ptr<const JsonGrammar> JsonGrammar::make(std::unique_ptr<Impl> impl)
 JsonGrammar::~JsonGrammar() = default;
 const std::vector<std::string>& JsonGrammar::warnings() const noexcept {
   return impl_->warnings;
+}
+size_t JsonGrammar::compile_bytes() const noexcept {
+  return impl_->compile_bytes;
 }
 
 // --- JsonConstraint -----------------------------------------------------------

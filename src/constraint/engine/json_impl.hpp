@@ -17,9 +17,10 @@ struct JsonGrammar::Impl {
   std::shared_ptr<const TokenIndex> index;
   constraint::Grammar grammar;
   std::unique_ptr<constraint::Machine> machine;
-  mutable constraint::LeafCache cache;
+  mutable constraint::LeafCache cache{std::size_t{32} << 20};  // its own DFAs' entries
   mutable constraint::ConfigMaskCache configs;
   std::vector<std::string> warnings;
+  size_t compile_bytes = 0;  // the compile budget's peak
 };
 
 }  // namespace nextok

@@ -103,11 +103,44 @@ std::shared_ptr<const LeafEntry> LeafCache::get(const TokenTrie& trie, const Lea
   {
     std::lock_guard lock(mu_);
     if (auto it = map_.find(key); it != map_.end()) return it->second;
+    if (auto it = pinned_.find(key); it != pinned_.end()) return it->second;
   }
   auto e = build_leaf_entry(trie, key, lengths);
+  const size_t cost = leaf_entry_bytes(*e);
   std::lock_guard lock(mu_);
-  if (map_.size() < max_entries_) map_.emplace(key, e);
+  if (cost > max_bytes_) return e;
+  if (bytes_ + cost > max_bytes_) {
+    map_.clear();
+    bytes_ = 0;
+    ++restarts_;
+  }
+  if (map_.emplace(key, e).second) bytes_ += cost;
   return e;
+}
+
+void LeafCache::pin(const TokenTrie& trie, const LeafKey& key) {
+  auto e = build_leaf_entry(trie, key, nullptr);
+  std::lock_guard lock(mu_);
+  pinned_.emplace(key, std::move(e));
+}
+
+size_t LeafCache::bytes() const {
+  std::lock_guard lock(mu_);
+  return bytes_;
+}
+
+size_t LeafCache::restarts() const {
+  std::lock_guard lock(mu_);
+  return restarts_;
+}
+
+size_t leaf_entry_bytes(const LeafEntry& e) {
+  constexpr size_t kMapNodeBytes = 64;
+  size_t b = sizeof(LeafEntry) + kMapNodeBytes + e.inside.capacity() * sizeof(uint32_t) +
+             e.exits.capacity() * sizeof(LeafExit) +
+             e.long_inside.capacity() * sizeof(e.long_inside[0]);
+  for (const auto& s : e.short_inside) b += sizeof(s) + s.capacity() * sizeof(uint32_t);
+  return b;
 }
 
 std::shared_ptr<const std::vector<uint32_t>> ConfigMaskCache::find(const std::string& key) {

@@ -54,20 +54,32 @@ struct LeafKeyHash {
   }
 };
 
-// Thread-safe, grows to at most max_entries (then computes without storing).
+// Thread-safe and bounded by bytes: an entry of a broad string state lists
+// most of the vocabulary (~0.5 MB for Llama-3.1), so a count bound let a
+// stream of distinct patterns hold gigabytes. An entry that would pass the
+// bound starts the cache afresh (entries in use live on in their holders):
+// a flood costs recomputation, never memory, and the cache warms again.
 class LeafCache {
  public:
-  explicit LeafCache(size_t max_entries = 4096) : max_entries_(max_entries) {}
+  explicit LeafCache(size_t max_bytes) : max_bytes_(max_bytes) {}
   // `lengths` (counting entries) ranks inside tokens by the code points
   // they add plus the fewest the string then still needs.
   std::shared_ptr<const LeafEntry> get(const TokenTrie& trie, const LeafKey& key,
                                        const LengthBounds* lengths = nullptr);
+  // Made now and kept through restarts, outside the bound (the standard
+  // string and key states every schema reaches).
+  void pin(const TokenTrie& trie, const LeafKey& key);
+  size_t bytes() const;
+  size_t restarts() const;
 
  private:
-  std::mutex mu_;
-  std::unordered_map<LeafKey, std::shared_ptr<const LeafEntry>, LeafKeyHash> map_;
-  size_t max_entries_;
+  mutable std::mutex mu_;
+  std::unordered_map<LeafKey, std::shared_ptr<const LeafEntry>, LeafKeyHash> map_, pinned_;
+  size_t bytes_ = 0, restarts_ = 0, max_bytes_;
 };
+
+// What an entry holds (its lists and its place in the map).
+size_t leaf_entry_bytes(const LeafEntry& e);
 
 // Whole masks by exact machine configuration, for the steps that the leaf
 // entries do not cover (between lexemes): a schema used again, or

@@ -16,7 +16,9 @@ namespace nextok {
 struct TokenIndex::Impl {
   std::shared_ptr<const Vocabulary> vocab;
   constraint::TokenTrie trie;
-  mutable constraint::LeafCache standard_cache{1 << 16};
+  // Shared by every grammar over the vocabulary, and so by every request
+  // of a server: bounded by bytes (leaf_cache.hpp).
+  mutable constraint::LeafCache standard_cache{std::size_t{128} << 20};
   const constraint::Dfa* standard_dfas[constraint::StandardDfas::kCount];
 
   explicit Impl(std::shared_ptr<const Vocabulary> v) : vocab(std::move(v)), trie(*vocab) {
@@ -39,7 +41,7 @@ struct TokenIndex::Impl {
   // once per vocabulary, instead of inside some request's first mask.
   void warm_string_entries(const constraint::Dfa& d) {
     for (size_t q = 0; q < d.states(); ++q)
-      (void)standard_cache.get(trie, {&d, static_cast<int32_t>(q), 0, false});
+      standard_cache.pin(trie, {&d, static_cast<int32_t>(q), 0, false});
   }
 };
 

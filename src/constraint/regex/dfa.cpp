@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "constraint/regex/compile_budget.hpp"
 #include "constraint/regex/lookahead.hpp"
 #include "constraint/regex/regex_parser.hpp"
 #include "constraint/regex/utf8_ranges.hpp"
@@ -15,6 +16,11 @@ namespace nextok::constraint {
 namespace {
 
 constexpr size_t kMaxNfaStates = 200000;
+// What the compile budget counts per NFA state (its four edge lists and a
+// typical edge or two) and per subset or product state beyond its table row
+// (the set, once as the map's key and once in the list, and the map node).
+constexpr size_t kNfaStateBytes = 4 * sizeof(std::vector<uint32_t>) + 16;
+constexpr size_t kMapNodeBytes = 64;
 
 using regex::CodeSet;
 using regex::kMaxCodePoint;
@@ -36,6 +42,7 @@ struct Nfa {
   bool anchored = false;     // there is such an edge
   bool json_string = false;  // sets read JSON string content (see RegexOptions)
   bool canonical = false;    // no \\uXXXX spellings of printable characters
+  ChargedBytes charged;      // against the compile budget
 
   // A chain of fresh states from s to e reading one byte range each.
   void path(uint32_t s, uint32_t e, const std::vector<ByteRange>& seq) {
@@ -51,6 +58,7 @@ struct Nfa {
     if (edges.size() >= kMaxNfaStates) {
       throw Error(ErrorCode::kInvalidArgument, "pattern", "pattern is too large (NFA states)");
     }
+    if (edges.size() % 1024 == 0) charged.hold((edges.size() + 1024) * kNfaStateBytes);
     edges.emplace_back();
     eps.emplace_back();
     at_start.emplace_back();
@@ -402,8 +410,11 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
   sets.push_back(first);
   starts.push_back(!opt.json_string);
   std::vector<uint32_t> next, end;
+  ChargedBytes charged;
+  size_t set_bytes = 0;
   for (size_t cur = 0; cur < sets.size(); ++cur) {
     d.table_.resize((cur + 1) * 256, kDead);
+    charged.hold(d.table_.capacity() * sizeof(int32_t) + set_bytes);
     if (anchored) {  // what the content's end reaches from here
       end = sets[cur];
       for (uint32_t s : end) seen[s] = 1;
@@ -453,6 +464,7 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
         }
         sets.push_back(next);
         starts.push_back(to_start);
+        set_bytes += 2 * next.size() * sizeof(uint32_t) + kMapNodeBytes;
       }
       for (int x = b; x < cuts[c + 1]; ++x)
         d.table_[cur * 256 + static_cast<size_t>(x)] = it->second;
@@ -501,6 +513,7 @@ Dfa Dfa::from_table(std::vector<int32_t> table, const std::vector<uint8_t>& acce
 
 void Dfa::finish(const std::vector<std::vector<uint32_t>>& labels) {
   const size_t n = labels.size();
+  table_.shrink_to_fit();  // grown by doubling; a kept DFA holds only its rows
   accepting_.assign(n, 0);
   label_begin_.assign(n + 1, 0);
   labels_.clear();
@@ -552,8 +565,10 @@ Dfa Dfa::product(const Dfa& a, const Dfa& b, size_t max_states, bool minus, bool
     ids[{a.start_, b.start_}] = 0;
     pairs.push_back({a.start_, b.start_});
   }
+  ChargedBytes charged;
   for (size_t cur = 0; cur < pairs.size(); ++cur) {
     d.table_.resize((cur + 1) * 256, kDead);
+    charged.hold(d.table_.capacity() * sizeof(int32_t) + pairs.size() * kMapNodeBytes);
     const auto [x, y] = pairs[cur];
     for (int c = 0; c < 256; ++c) {
       const int32_t nx = a.next(x, static_cast<uint8_t>(c)),
@@ -618,9 +633,12 @@ std::optional<Dfa> Dfa::try_unite(std::span<const Dfa* const> parts, size_t max_
   if (sets[0].empty()) return d;
   ids[sets[0]] = 0;
   std::vector<Set> next(256);
+  ChargedBytes charged;
+  size_t set_bytes = 0;
   for (size_t cur = 0; cur < sets.size(); ++cur) {
     if (tick) tick();  // a state costs 256 steps per member: thousands for wide unions
     d.table_.resize((cur + 1) * 256, kDead);
+    charged.hold(d.table_.capacity() * sizeof(int32_t) + set_bytes);
     for (auto& n : next) n.clear();
     bool accepting = false;
     for (auto [i, q] : sets[cur]) {
@@ -637,6 +655,7 @@ std::optional<Dfa> Dfa::try_unite(std::span<const Dfa* const> parts, size_t max_
       if (fresh) {
         if (sets.size() >= max_states) return std::nullopt;
         sets.push_back(n);
+        set_bytes += 2 * n.size() * sizeof(Set::value_type) + kMapNodeBytes;
       }
       d.table_[cur * 256 + static_cast<size_t>(c)] = it->second;
     }
@@ -645,6 +664,11 @@ std::optional<Dfa> Dfa::try_unite(std::span<const Dfa* const> parts, size_t max_
   }
   d.finish(labels);
   return d;
+}
+
+size_t Dfa::memory_bytes() const noexcept {
+  return table_.capacity() * sizeof(int32_t) + accepting_.capacity() + final_.capacity() +
+         (labels_.capacity() + label_begin_.capacity()) * sizeof(uint32_t);
 }
 
 uint64_t Dfa::fingerprint() const noexcept {

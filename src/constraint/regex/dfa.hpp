@@ -115,6 +115,8 @@ class Dfa {
            final_ == o.final_ && labels_ == o.labels_ && label_begin_ == o.label_begin_;
   }
   uint64_t fingerprint() const noexcept;
+  // Bytes its tables hold (what a compile budget charges for a kept DFA).
+  size_t memory_bytes() const noexcept;
   bool matches(std::string_view bytes) const noexcept;
 
   // The token-trie automaton interface.

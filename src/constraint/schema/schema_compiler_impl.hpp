@@ -17,6 +17,7 @@
 
 #include "constraint/engine/length_bounds.hpp"
 #include "constraint/engine/machine.hpp"
+#include "constraint/regex/compile_budget.hpp"
 #include "constraint/schema/dfa_interner.hpp"
 #include "constraint/schema/formats.hpp"
 #include "constraint/schema/number_ranges.hpp"
@@ -112,6 +113,8 @@ class Compiler {
       fail(ErrorCode::kInvalidArgument, "",
            "schema needs more than " + std::to_string(opt_.max_nodes) + " grammar nodes");
     }
+    if (g_.nodes.size() == g_.nodes.capacity())  // the list about to double
+      CompileBudget::charge(g_.nodes.size() * sizeof(GrammarNode) + sizeof(GrammarNode));
     g_.nodes.push_back(std::move(n));
     return static_cast<uint32_t>(g_.nodes.size() - 1);
   }
@@ -122,6 +125,7 @@ class Compiler {
       InternedDfa x = intern_dfa(std::move(d));
       d = std::move(x.dfa);
       shared = x.shared;
+      if (!shared) CompileBudget::charge(d->memory_bytes());  // held by the grammar
     }
     dfa_states_ += d->states();
     if (dfa_states_ > opt_.max_dfa_states) {
