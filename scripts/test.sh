@@ -45,6 +45,11 @@ ctest --preset asan -j "$jobs" -E python_oracles -LE "constraint_datasets|model_
 # targets loose (the quarantine holds freed memory).
 NEXTOK_CLI="$PWD/build/asan/tools/nextok" NEXTOK_SMOLLM2_GGUF="${smol[1]}" NEXTOK_TIME_SCALE=4 NEXTOK_SANITIZED=1 \
   .venv/bin/python -m pytest -q -p no:cacheprovider tests/python/test_server_hostile.py
+# The 64-client streaming load against the same server, briefly: no errors,
+# every stream finished, no sanitizer report and no leak at exit.
+NEXTOK_CLI="$PWD/build/asan/tools/nextok" NEXTOK_SMOLLM2_GGUF="${smol[1]}" NEXTOK_SANITIZED=1 \
+  NEXTOK_LOAD_SECONDS=15 .venv/bin/python -m pytest -q -s -p no:cacheprovider \
+  tests/python/test_server_load.py -k 64_streaming
 
 # find_package(nextok) consumers against an installed copy: everything, the
 # sampling component alone and the constraint component alone.

@@ -15,6 +15,11 @@ from server_util import Server, wait_idle
 
 CLIENTS = 64
 SECONDS = float(os.environ.get("NEXTOK_LOAD_SECONDS", "60"))
+# Against the ASan+UBSan server (scripts/test.sh) freed memory waits in the
+# quarantine, so RSS gets a loose bound there; the release run keeps 32 MiB.
+# What the sanitized run adds: any leak fails the server's exit code, any
+# memory error aborts it.
+RSS_GROWTH_MIB = 512 if os.environ.get("NEXTOK_SANITIZED") == "1" else 32
 MESSAGES = [{"role": "system", "content": "Be brief."},
             {"role": "user", "content": "Name one colour."}]
 
@@ -98,7 +103,7 @@ def test_64_streaming_clients(cli):
             "waited_past_caps": conns["waited"], "turned_away": conns["turned_away"]}))
         assert not r["errors"], r["errors"][:5]
         assert r["requests"] >= CLIENTS  # every client was served at least once
-        assert rss1 - rss0 < 32 * 1024, f"RSS grew from {rss0} KiB to {rss1} KiB"
+        assert rss1 - rss0 < RSS_GROWTH_MIB * 1024, f"RSS grew from {rss0} KiB to {rss1} KiB"
     finally:
         assert server.stop() == 0
 

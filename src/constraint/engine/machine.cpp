@@ -67,7 +67,7 @@ bool is_json_whitespace(uint8_t b) noexcept {
 // Each state's bits become the union of the bits of the states it reaches.
 static void propagate_reach(const Dfa& d, std::vector<uint64_t>& r) {
   const size_t n = d.states();
-  const DfaPredecessors rev = d.predecessors();
+  const DfaPredecessors& rev = d.predecessors();
   std::vector<int32_t> work;
   for (size_t s = 0; s < n; ++s)
     if (r[s]) work.push_back(static_cast<int32_t>(s));
@@ -150,7 +150,7 @@ Machine::Machine(const Grammar& g)
     if (!fresh) continue;
     propagate_reach(d, r);
     std::vector<uint8_t> st(d.states(), 0);
-    const DfaPredecessors rev = d.predecessors();
+    const DfaPredecessors& rev = d.predecessors();
     mark_stalls(d, rev, st, kStallsEmpty, [&](size_t s) { return r[s] != 0; });
     mark_stalls(d, rev, st, kStallsOther, [&](size_t s) { return (r[s] & kOtherKey) != 0; });
     reach_.push_back(std::move(r));

@@ -106,7 +106,9 @@ class Dfa {
   }
   size_t states() const noexcept { return accepting_.size(); }
   std::span<const int32_t> table() const noexcept { return table_; }
-  DfaPredecessors predecessors() const { return predecessors_of(table_, states()); }
+  // Made once when the DFA is built: compile and the matcher's setup walk
+  // them backwards several times per DFA.
+  const DfaPredecessors& predecessors() const noexcept { return preds_; }
   // Of a transition table (states × 256, kDead for none).
   static DfaPredecessors predecessors_of(std::span<const int32_t> table, size_t states);
   // Same states, transitions, acceptance and labels.
@@ -135,6 +137,7 @@ class Dfa {
   std::vector<uint8_t> accepting_;
   std::vector<uint8_t> final_;
   std::vector<uint32_t> labels_, label_begin_;
+  DfaPredecessors preds_;  // derived from table_; not part of equality
   int32_t start_ = kDead;
 };
 

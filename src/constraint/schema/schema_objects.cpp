@@ -92,8 +92,18 @@ uint32_t Compiler::key_dfa(const GrammarNode& n, const Dfa* names) {
   ro.full_match = false;  // patterns search; literals are always whole
   ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
   if (alts.empty()) return add_dfa(Dfa{});
+  // Interned by its alternatives: objects with the same names (tool calls'
+  // {name, arguments}, repeated definitions) share one automaton, built once
+  // per process, and its mask entries.
+  std::string key = "k:" + std::to_string(ro.max_states);
+  for (const auto& a : alts) {
+    key += a.literal ? 'l' : (a.unicode_classes ? 'u' : 'p');
+    key += std::to_string(a.text.size()) + ":";
+    key.append(a.text);
+  }
   // "[^]*" with search semantics is still every string.
-  return add_dfa(Dfa::compile_labeled(alts, ro));
+  InternedDfa x = intern_dfa(key, [&] { return Dfa::compile_labeled(alts, ro); });
+  return add_dfa(std::move(x.dfa), x.shared);
 }
 
 uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
