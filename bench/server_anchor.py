@@ -66,7 +66,16 @@ def start(impl: str, args: argparse.Namespace) -> tuple[subprocess.Popen, str]:
     return proc, url
 
 
-def drive(url: str, clients: int, seconds: float, max_tokens: int) -> dict:
+def messages(unique: bool, i: int, k: int) -> list[dict]:
+    """The same conversation, or one whose first token differs per request
+    (no prompt prefix a server could reuse from an earlier request)."""
+    if not unique:
+        return MESSAGES
+    return [{"role": "system", "content": f"Request {i}-{k}. " + MESSAGES[0]["content"]},
+            MESSAGES[1]]
+
+
+def drive(url: str, clients: int, seconds: float, max_tokens: int, unique: bool = False) -> dict:
     client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=600)
     lock = threading.Lock()
     latencies: list[float] = []
@@ -81,7 +90,8 @@ def drive(url: str, clients: int, seconds: float, max_tokens: int) -> dict:
             t0 = time.time()
             try:
                 r = client.chat.completions.create(
-                    model="default", messages=MESSAGES, max_tokens=max_tokens, temperature=0.7,
+                    model="default", messages=messages(unique, i, k), max_tokens=max_tokens,
+                    temperature=0.7,
                     seed=i * 100000 + k, extra_body={"ignore_eos": True})
                 with lock:
                     latencies.append(time.time() - t0)
@@ -113,6 +123,8 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--parallel", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--unique-prompts", action="store_true",
+                    help="a different system prompt per request (defeats prompt-prefix caching)")
     args = ap.parse_args()
     impls = ["nextok"] + (["llama-server"] if args.llama_server else [])
     rows: dict[tuple[str, int], dict] = {}
@@ -123,7 +135,8 @@ def main() -> None:
             for n in map(int, args.clients.split(",")):
                 row = {"bench": "server_throughput", "impl": impl, "clients": n,
                        "max_tokens": args.max_tokens, "parallel": args.parallel,
-                       **drive(url, n, args.seconds, args.max_tokens)}
+                       "unique_prompts": args.unique_prompts,
+                       **drive(url, n, args.seconds, args.max_tokens, args.unique_prompts)}
                 rows[(impl, n)] = row
                 print(json.dumps(row), flush=True)
         finally:

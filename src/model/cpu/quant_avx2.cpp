@@ -98,6 +98,17 @@ void quantize_q8_1(const float* x, BlockQ8_1* y, std::size_t n) {
   }
 }
 
+// Weight rows are read once per token, in order, and the hardware prefetcher
+// alone left each block waiting on memory (decode at 0.56x llama.cpp per
+// thread). Prefetching 2 KiB ahead along the rows (past a row's end is the
+// next row) hides that latency: 2.2x decode (docs/model.md). The sums and
+// their order are untouched.
+constexpr std::size_t kPrefetchBytes = 2048;
+template <typename Block>
+inline void prefetch_ahead(const Block* p) {
+  __builtin_prefetch(reinterpret_cast<const char*>(p) + kPrefetchBytes);
+}
+
 inline __m256i load_i8x32(const std::int8_t* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
@@ -106,6 +117,7 @@ float dot_q4_0_q8_0(std::size_t n, const BlockQ4_0* w, const BlockQ8_0* x) {
   __m256 acc = _mm256_setzero_ps();
   const __m256i eight = _mm256_set1_epi8(8);
   for (std::size_t b = 0; b < n / kQK; ++b) {
+    prefetch_ahead(w + b);
     const __m256 d = _mm256_set1_ps(h2f(w[b].d) * h2f(x[b].d));
     const __m256i qw = _mm256_sub_epi8(unpack_nibbles(w[b].qs), eight);
     acc = _mm256_fmadd_ps(d, dot4_i8_i8(qw, load_i8x32(x[b].qs)), acc);
@@ -117,6 +129,7 @@ float dot_q4_1_q8_1(std::size_t n, const BlockQ4_1* w, const BlockQ8_1* x) {
   __m256 acc = _mm256_setzero_ps();
   float summs = 0.0f;
   for (std::size_t b = 0; b < n / kQK; ++b) {
+    prefetch_ahead(w + b);
     const __m256 d = _mm256_set1_ps(h2f(w[b].d) * h2f(x[b].d));
     summs = __builtin_fmaf(h2f(w[b].m), h2f(x[b].s), summs);
     acc = _mm256_fmadd_ps(d, dot4_u8_i8(unpack_nibbles(w[b].qs), load_i8x32(x[b].qs)), acc);
@@ -127,6 +140,7 @@ float dot_q4_1_q8_1(std::size_t n, const BlockQ4_1* w, const BlockQ8_1* x) {
 float dot_q8_0_q8_0(std::size_t n, const BlockQ8_0* w, const BlockQ8_0* x) {
   __m256 acc = _mm256_setzero_ps();
   for (std::size_t b = 0; b < n / kQK; ++b) {
+    prefetch_ahead(w + b);
     const __m256 d = _mm256_set1_ps(h2f(w[b].d) * h2f(x[b].d));
     acc = _mm256_fmadd_ps(d, dot4_i8_i8(load_i8x32(w[b].qs), load_i8x32(x[b].qs)), acc);
   }
@@ -141,6 +155,7 @@ void dotm_q4_1_q8_1(std::size_t n, const BlockQ4_1* w, const BlockQ8_1* x, std::
   float summs[kMaxDotRows] = {};
   for (std::size_t i = 0; i < m; ++i) acc[i] = _mm256_setzero_ps();
   for (std::size_t b = 0; b < n / kQK; ++b) {
+    prefetch_ahead(w + b);
     const float wd = h2f(w[b].d), wm = h2f(w[b].m);
     const __m256i qw = unpack_nibbles(w[b].qs);
     for (std::size_t i = 0; i < m; ++i) {
@@ -158,6 +173,7 @@ void dotm_q8_0_q8_0(std::size_t n, const BlockQ8_0* w, const BlockQ8_0* x, std::
   __m256 acc[kMaxDotRows];
   for (std::size_t i = 0; i < m; ++i) acc[i] = _mm256_setzero_ps();
   for (std::size_t b = 0; b < n / kQK; ++b) {
+    prefetch_ahead(w + b);
     const float wd = h2f(w[b].d);
     const __m256i qw = load_i8x32(w[b].qs);
     const __m256i abs_w = _mm256_sign_epi8(qw, qw);
