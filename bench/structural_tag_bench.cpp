@@ -22,22 +22,26 @@ double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
-// One tool with a few typed parameters; names differ per tool.
-std::string tool_object(int i) {
+// One tool with a few typed parameters; names differ per tool, and one
+// optional parameter's name per repeat, so that every repeat compiles its
+// argument objects afresh (shared key automata are interned per process);
+// bench/tool_compile_anchor.py builds the same schemas for the anchors.
+std::string tool_object(int i, int rep) {
   const std::string n = std::to_string(i);
+  const std::string q = std::to_string(rep) + "_" + n;
   return R"({"type": "object", "properties": {"name": {"const": "tool_)" + n +
          R"("}, "arguments": {"type": "object", "properties": {"city": {"type": "string"},
          "unit": {"enum": ["celsius", "fahrenheit"]}, "days": {"type": "integer",
          "minimum": 1, "maximum": 14}, "q)" +
-         n +
+         q +
          R"(": {"type": "boolean"}}, "required": ["city", "unit"],
          "additionalProperties": false}}, "required": ["name", "arguments"],
          "additionalProperties": false})";
 }
 
-std::string call_schema(int tools) {
+std::string call_schema(int tools, int rep) {
   std::string s = "{\"anyOf\": [";
-  for (int i = 0; i < tools; ++i) s += (i ? ", " : "") + tool_object(i);
+  for (int i = 0; i < tools; ++i) s += (i ? ", " : "") + tool_object(i, rep);
   return s + "]}";
 }
 
@@ -84,9 +88,9 @@ int main(int argc, char** argv) {
       "\"celsius\", \"days\": 3}}\n</tool_call>";
   const std::string json_text = text.substr(11, text.size() - 11 - 13);
   for (int tools : {1, 10, 100}) {
-    const std::string schema = call_schema(tools);
     std::vector<double> compile_json, compile_tag, mask_tag, mask_json;
     for (int r = 0; r < repeats; ++r) {
+      const std::string schema = call_schema(tools, r + 1000 * tools);
       auto t0 = Clock::now();
       auto jg = nextok::JsonGrammar::from_schema(index, schema);
       compile_json.push_back(us_since(t0) / 1000);
