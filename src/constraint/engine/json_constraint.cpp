@@ -93,9 +93,8 @@ std::shared_ptr<const JsonGrammar> JsonGrammar::from_schema(std::shared_ptr<cons
   impl->index = std::move(index);
   impl->grammar = std::move(compiled.grammar);
   impl->warnings = std::move(compiled.warnings);
-  auto g = make(std::move(impl));
-  g->impl_->compile_bytes = budget.peak_bytes();
-  return g;
+  impl->compile_bytes = budget.peak_bytes();  // the matcher's setup charges nothing
+  return make(std::move(impl));
 }
 
 std::shared_ptr<const JsonGrammar> JsonGrammar::any_object(std::shared_ptr<const TokenIndex> index,

@@ -37,10 +37,6 @@ size_t CompileBudget::Scope::peak_bytes() const noexcept {
   return b ? b->peak_ : 0;
 }
 
-bool CompileBudget::active() noexcept {
-  return current != nullptr;
-}
-
 void CompileBudget::charge(size_t bytes) {
   CompileBudget* b = current;
   if (!b) return;

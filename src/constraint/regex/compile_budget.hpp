@@ -1,10 +1,11 @@
-// What one compile (a schema, a grammar, a regex, a structural tag) may spend:
-// the memory its structures hold, its wall clock and a cancel flag. A Scope
+// What one compile (a schema, a grammar, a regex, a choice) may spend: the
+// memory its structures hold, its wall clock and a cancel flag. A Scope
 // installs the budget on the compiling thread for the compile's extent; the
-// constructions that grow (subset and product automata, NFAs, the schema
-// compiler's nodes and kept DFAs, Earley tables) charge it, so every front-end
-// is bounded without passing the budget through each signature. Outside a
-// scope, charging costs a thread-local read and does nothing.
+// constructions that grow (subset and product automata, NFAs, grammars'
+// regular-part DFAs, the parsed schema, the schema compiler's nodes and kept
+// DFAs) charge it, so every front-end is bounded without passing the budget
+// through each signature. Outside a scope, charging costs a thread-local read
+// and does nothing.
 #pragma once
 
 #include <atomic>
@@ -23,8 +24,8 @@ namespace nextok::constraint {
 class CompileBudget {
  public:
   // Installs a budget on this thread until destroyed. Inside another scope
-  // (a structural tag compiling its schemas) it adds nothing: the outer
-  // compile's budget governs, and its peak includes the inner compile.
+  // it adds nothing: the outer compile's budget governs, and its peak
+  // includes the inner compile.
   class Scope {
    public:
     // max_compile_bytes, max_compile_ms and cancel (0 or null: none).
@@ -46,7 +47,6 @@ class CompileBudget {
   // Throws past the deadline (param "max_compile_ms") or once cancelled
   // (param "cancelled").
   static void check();
-  static bool active() noexcept;
 
  private:
   explicit CompileBudget(const ConstraintLimits& limits);
@@ -74,7 +74,6 @@ class ChargedBytes {
     }
     held_ = bytes;
   }
-  size_t held() const noexcept { return held_; }
 
  private:
   size_t held_ = 0;
