@@ -28,8 +28,18 @@ ChatMessage msg(std::string role, std::string content,
   return ChatMessage{std::move(role), std::move(content), std::move(reasoning), {}};
 }
 
-const ChatOptions kNoGen{
-    .add_generation_prompt = false, .enable_thinking = std::nullopt, .tools = {}};
+// Options by assignment: designated initializers would have to name every
+// field (-Wmissing-field-initializers) and break as ChatOptions grows.
+ChatOptions options(bool generation_prompt, std::optional<bool> thinking,
+                    std::vector<std::string> tools = {}) {
+  ChatOptions o;
+  o.add_generation_prompt = generation_prompt;
+  o.enable_thinking = thinking;
+  o.tools = std::move(tools);
+  return o;
+}
+
+const ChatOptions kNoGen = options(false, std::nullopt);
 
 const ChatTemplate& qwen3() {
   static const ChatTemplate t = ChatTemplate::of_format(ChatFormat::kQwen3, "", "<|im_end|>");
@@ -84,13 +94,10 @@ TEST(ChatQwen3, SingleTurnAndThinkingSwitch) {
   const std::vector<ChatMessage> m = {msg("system", "S"), msg("user", "Hi")};
   const std::string base = "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n";
   EXPECT_EQ(qwen3().apply(m), base + "<|im_start|>assistant\n");
-  EXPECT_EQ(qwen3().apply(m, {.enable_thinking = true, .tools = {}}),
-            base + "<|im_start|>assistant\n");
-  EXPECT_EQ(qwen3().apply(m, {.enable_thinking = false, .tools = {}}),
+  EXPECT_EQ(qwen3().apply(m, options(true, true)), base + "<|im_start|>assistant\n");
+  EXPECT_EQ(qwen3().apply(m, options(true, false)),
             base + "<|im_start|>assistant\n<think>\n\n</think>\n\n");
-  EXPECT_EQ(
-      qwen3().apply(m, {.add_generation_prompt = false, .enable_thinking = false, .tools = {}}),
-      base);
+  EXPECT_EQ(qwen3().apply(m, options(false, false)), base);
 }
 
 TEST(ChatQwen3, HistoryDropsEarlierReasoning) {
@@ -185,12 +192,9 @@ TEST(ChatErrors, BadMessages) {
   EXPECT_NO_THROW((void)qwen3().apply(tool));  // Qwen3 renders tool results
   const std::vector<ChatMessage> ok = {msg("user", "a")};
   expect_code(
-      [&] {
-        (void)llama.apply(ok, {.add_generation_prompt = true, .enable_thinking = std::nullopt,
-                               .tools = {R"({"type": "function"})"}});
-      },
+      [&] { (void)llama.apply(ok, options(true, std::nullopt, {R"({"type": "function"})"})); },
       ErrorCode::kUnsupported, "tools");
-  expect_code([&] { (void)llama.apply(ok, {.enable_thinking = false, .tools = {}}); },
+  expect_code([&] { (void)llama.apply(ok, options(true, false)); },
               ErrorCode::kUnsupported, "enable_thinking");
 }
 

@@ -29,6 +29,8 @@ struct ChatArgs {
   std::string tools_json;
   bool no_generation_prompt = false;
   std::string enable_thinking;
+  std::string reasoning_effort;
+  std::string date;
 };
 
 json parse_json(const std::string& text, const std::string& what) {
@@ -132,6 +134,10 @@ std::function<int()> add_chat(CLI::App& app) {
                 "Do not open an assistant turn at the end");
   sub->add_option("--enable-thinking", a->enable_thinking, "Qwen3: true or false")
       ->check(CLI::IsMember({"true", "false"}));
+  sub->add_option("--reasoning-effort", a->reasoning_effort,
+                  "gpt-oss harmony: the system message's reasoning effort (default medium)");
+  sub->add_option("--date", a->date,
+                  "gpt-oss harmony: the system message's current date (default today, local)");
   return [a, sub, file, text, cfg, tok]() {
     if (!sub->parsed()) return -1;
     if (cfg->count() == 0 && tok->count() == 0) {
@@ -148,6 +154,8 @@ std::function<int()> add_chat(CLI::App& app) {
     ChatOptions opt;
     opt.add_generation_prompt = !a->no_generation_prompt;
     if (!a->enable_thinking.empty()) opt.enable_thinking = a->enable_thinking == "true";
+    if (!a->reasoning_effort.empty()) opt.reasoning_effort = a->reasoning_effort;
+    if (!a->date.empty()) opt.current_date = a->date;
     if (!a->tools_json.empty()) {
       const json tools = parse_json(a->tools_json, "tools");
       if (!tools.is_array())

@@ -26,6 +26,7 @@ std::function<int()> add_chat(CLI::App& app);
 std::function<int()> add_maskbench(CLI::App& app);
 std::function<int()> add_json_generate(CLI::App& app);
 std::function<int()> add_grammar_generate(CLI::App& app);
+std::function<int()> add_harmony_generate(CLI::App& app);
 std::function<int()> add_generate(CLI::App& app);
 std::function<int()> add_serve(CLI::App& app);
 // `bench decode`, registered under the `bench` subcommand.

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
       nextok::tools::add_tokenize(app),      nextok::tools::add_gguf_info(app),
       nextok::tools::add_chat(app),          nextok::tools::add_maskbench(app),
       nextok::tools::add_json_generate(app), nextok::tools::add_generate(app),
-      nextok::tools::add_serve(app),         nextok::tools::add_grammar_generate(app)};
+      nextok::tools::add_serve(app),         nextok::tools::add_grammar_generate(app),
+      nextok::tools::add_harmony_generate(app)};
   try {
     app.parse(argc, argv);
     for (auto& act : actions) {

@@ -36,9 +36,14 @@ struct ChatOptions {
   // (Python json.dumps: ", " and ": ", keys in their order). Qwen3 and ChatML
   // render them Hermes-style (docs/tool-calls.md); other families refuse.
   std::vector<std::string> tools;
+  // gpt-oss harmony only: the system message's "Reasoning:" (unset:
+  // "medium") and "Current date:" (unset: today's local date, as the
+  // template's strftime_now).
+  std::optional<std::string> reasoning_effort;
+  std::optional<std::string> current_date;
 };
 
-enum class ChatFormat { kChatML, kQwen3, kLlama3, kGemma };
+enum class ChatFormat { kChatML, kQwen3, kLlama3, kGemma, kHarmony };
 
 const char* chat_format_name(ChatFormat format) noexcept;
 // Whether the family renders tools and tool turns (Hermes-style <tool_call>).

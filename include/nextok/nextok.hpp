@@ -12,6 +12,7 @@
 #include "nextok/generation_spec.hpp"
 #include "nextok/gguf.hpp"
 #include "nextok/grammar.hpp"
+#include "nextok/harmony.hpp"
 #include "nextok/json_schema.hpp"
 #include "nextok/logits.hpp"
 #include "nextok/logprobs.hpp"

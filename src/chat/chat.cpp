@@ -14,12 +14,15 @@ const char* chat_format_name(ChatFormat format) noexcept {
       return "llama3";
     case ChatFormat::kGemma:
       return "gemma";
+    case ChatFormat::kHarmony:
+      return "harmony";
   }
   return "unknown";
 }
 
 bool chat_format_has_tools(ChatFormat format) noexcept {
-  return format == ChatFormat::kQwen3 || format == ChatFormat::kChatML;
+  return format == ChatFormat::kQwen3 || format == ChatFormat::kChatML ||
+         format == ChatFormat::kHarmony;
 }
 
 ChatTemplate ChatTemplate::of_format(ChatFormat format, std::string bos_token,
@@ -33,6 +36,14 @@ ChatTemplate ChatTemplate::of_format(ChatFormat format, std::string bos_token,
 
 std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
                                 const ChatOptions& opt) const {
+  // Harmony has its own roles (developer) and options: it checks them itself.
+  if (format_ == ChatFormat::kHarmony) return chat_detail::render_harmony(messages, opt);
+  if (opt.reasoning_effort || opt.current_date) {
+    throw Error(ErrorCode::kUnsupported, "reasoning_effort",
+                std::string("reasoning_effort and current_date are gpt-oss options; this "
+                            "template is ") +
+                    chat_format_name(format_));
+  }
   const bool tools = chat_format_has_tools(format_);
   chat_detail::check_messages(messages, tools);
   if (!tools && !opt.tools.empty()) {
@@ -54,6 +65,8 @@ std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
       return chat_detail::render_llama3(messages, opt, bos_token_);
     case ChatFormat::kGemma:
       return chat_detail::render_gemma(messages, opt, bos_token_);
+    case ChatFormat::kHarmony:
+      break;  // rendered above
   }
   throw Error(ErrorCode::kUnsupported, "format", "unknown chat format");
 }

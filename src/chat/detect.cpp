@@ -11,7 +11,8 @@ namespace nextok {
 namespace {
 
 constexpr const char* kSupported =
-    "supported: Qwen3, Llama 3 (short template), Gemma 3, ChatML (SmolLM2-style)";
+    "supported: Qwen3, Llama 3 (short template), Gemma 3, ChatML (SmolLM2-style), gpt-oss "
+    "harmony";
 
 bool has(std::string_view src, std::string_view marker) {
   return src.find(marker) != std::string_view::npos;
@@ -52,6 +53,11 @@ ChatTemplate ChatTemplate::detect(std::string_view src, std::string bos_token,
   auto make = [&](ChatFormat f, std::optional<std::string> default_system = std::nullopt) {
     return ChatTemplate(f, std::move(bos_token), std::move(eos_token), std::move(default_system));
   };
+  // gpt-oss harmony: channels, calls and the system header it writes.
+  if (has(src, "<|start|>") && has(src, "<|channel|>") && has(src, "<|message|>") &&
+      has(src, "<|call|>") && has(src, "Knowledge cutoff") && has(src, "Reasoning: ")) {
+    return make(ChatFormat::kHarmony);
+  }
   if (has(src, "<|im_start|>")) {
     constexpr std::array<std::string_view, 4> kQwen3 = {"<think>", "enable_thinking",
                                                         "reasoning_content", "last_query_index"};

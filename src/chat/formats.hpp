@@ -2,6 +2,7 @@
 // templates use, so each renderer reads like the template it mirrors.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -39,5 +40,14 @@ std::string render_llama3(std::span<const ChatMessage> messages, const ChatOptio
                           const std::string& bos_token);
 std::string render_gemma(std::span<const ChatMessage> messages, const ChatOptions& opt,
                          const std::string& bos_token);
+
+// gpt-oss harmony (harmony.cpp): the whole prompt, and the developer
+// message's `namespace functions { ... }` from the tools (harmony_tools.cpp).
+std::string render_harmony(std::span<const ChatMessage> messages, const ChatOptions& opt);
+std::string harmony_tools_namespace(std::span<const std::string> tools);
+
+// transformers' `tojson` (Python json.dumps, ensure_ascii=False).
+std::string python_json(const nlohmann::ordered_json& v);
+std::string python_json_string(std::string_view s);
 
 }  // namespace nextok::chat_detail
