@@ -3,6 +3,8 @@ prints the same JSON lines (impl, B, V, dtype, median_us):
 
   torch_argmax            torch.argmax(logits, -1)
   torch_sort_topk_topp    softmax, sort, top-k and top-p masks, multinomial
+  torch_logprobs_top20    log_softmax in f32, topk(20) and the chosen token's
+                          logprob (what engines compute for top_logprobs)
   flashinfer_top_k_top_p  flashinfer.sampling.top_k_top_p_sampling_from_logits
                           (default filter_apply_order="top_k_first")
   flashinfer_top_k_top_p_joint  the same with filter_apply_order="joint"
@@ -125,6 +127,13 @@ def main():
                 if want("torch_argmax"):
                     emit("torch_argmax",
                          median_us(lambda: torch.argmax(x, dim=-1), iters=iters))
+                if want("torch_logprobs_top20"):
+                    chosen = torch.zeros(rows, 1, dtype=torch.int64, device="cuda")
+
+                    def torch_logprobs():
+                        lp = torch.log_softmax(x.float(), dim=-1)
+                        return lp.topk(20, dim=-1), lp.gather(1, chosen)
+                    emit("torch_logprobs_top20", median_us(torch_logprobs, iters=iters))
                 if want("torch_sort_topk_topp"):
                     emit("torch_sort_topk_topp",
                          median_us(lambda: torch_sort_sample(x, 50, 0.9), iters=iters))

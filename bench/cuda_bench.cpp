@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backend/cuda/launch.hpp"
+#include "nextok/config.hpp"
 #include "nextok/cuda.hpp"
 #include "nextok/mask.hpp"
 
@@ -120,6 +121,17 @@ int main(int argc, char** argv) {
         params_pen.push_back(p);
       }
       cudaMemcpy(d_rng, rng.data(), rng.size() * sizeof(cuda::RngState), cudaMemcpyHostToDevice);
+      void *d_copy, *d_k, *d_lp_ids, *d_lp, *d_lp_n, *d_lp_chosen;
+      const auto r20 = static_cast<std::size_t>(rows) * kMaxTopLogprobs;
+      cudaMalloc(&d_copy, count * 4);
+      cudaMalloc(&d_k, static_cast<std::size_t>(rows) * 4);
+      cudaMalloc(&d_lp_ids, r20 * 4);
+      cudaMalloc(&d_lp, r20 * 4);
+      cudaMalloc(&d_lp_n, static_cast<std::size_t>(rows) * 4);
+      cudaMalloc(&d_lp_chosen, static_cast<std::size_t>(rows) * 4);
+      const std::vector<std::uint32_t> k20(static_cast<std::size_t>(rows), kMaxTopLogprobs);
+      cudaMemcpy(d_k, k20.data(), k20.size() * 4, cudaMemcpyHostToDevice);
+      cudaMemset(d_tok, 0, static_cast<std::size_t>(rows) * 4);
       auto* tok = static_cast<std::int32_t*>(d_tok);
       auto* st = static_cast<std::int32_t*>(d_st);
       for (DType dt : {DType::kF32, DType::kBF16}) {
@@ -133,7 +145,41 @@ int main(int argc, char** argv) {
               impl, static_cast<long long>(rows), static_cast<long long>(vocab), dn, us);
           std::fflush(stdout);
         };
+        // Per call over 20 back-to-back calls between two events.
+        auto b2b = [&](const std::function<void()>& fn) {
+          return median_us(
+                     [&] {
+                       for (int k = 0; k < 20; ++k) fn();
+                     },
+                     2, std::max(5, iters / 5)) /
+                 20.0;
+        };
+        // The floor the issue measures against: a device-to-device copy of
+        // the same rows (reads and writes them once).
+        const std::size_t bytes = count * (dt == DType::kF32 ? 4 : 2);
+        auto copy = [&] { cudaMemcpyAsync(d_copy, v.data, bytes, cudaMemcpyDeviceToDevice); };
+        emit("copy", median_us(copy, 10, iters));
+        emit("copy_b2b", b2b(copy));
+        // XGrammar's apply_token_bitmask_inplace on the same mask (the copy
+        // holds the rows; masking again is idempotent).
+        emit("nextok_apply_bitmask", median_us(
+                                         [&] {
+                                           ctx.apply_token_bitmask(
+                                               d_copy, dt, rows, vocab,
+                                               static_cast<std::uint32_t*>(d_mask),
+                                               static_cast<std::int64_t>(words), nullptr);
+                                         },
+                                         10, iters));
         emit("nextok_argmax", median_us([&] { ctx.argmax(v, nullptr, tok, st); }, 10, iters));
+        emit("nextok_argmax_b2b", b2b([&] { ctx.argmax(v, nullptr, tok, st); }));
+        auto logprobs = [&] {
+          ctx.top_logprobs_device_k(
+              v, static_cast<std::uint32_t*>(d_k), tok,
+              {static_cast<std::int32_t*>(d_lp_ids), static_cast<float*>(d_lp),
+               static_cast<std::int32_t*>(d_lp_n), static_cast<float*>(d_lp_chosen), st});
+        };
+        emit("nextok_logprobs_top20", median_us(logprobs, 10, iters));
+        emit("nextok_logprobs_top20_b2b", b2b(logprobs));
         emit("nextok_masked_argmax",
              median_us([&] { ctx.argmax(v, static_cast<std::uint32_t*>(d_mask), tok, st); }, 10,
                        iters));
@@ -172,6 +218,36 @@ int main(int argc, char** argv) {
                          20.0);
         }
         cuda::detail::set_stream_min_rows(auto_rows);
+        // One captured step (top_k_first, params read from device memory)
+        // per graph launch: what an engine replaying graphs pays per call.
+        {
+          cudaStream_t gs = nullptr;
+          cudaStreamCreate(&gs);  // blocking: the timing events on stream 0 bracket it
+          ctx.reserve(rows, vocab);
+          cuda::RowParams* d_params = nullptr;
+          cudaMalloc(reinterpret_cast<void**>(&d_params),
+                     params_kf.size() * sizeof(cuda::RowParams));
+          cudaMemcpy(d_params, params_kf.data(), params_kf.size() * sizeof(cuda::RowParams),
+                     cudaMemcpyHostToDevice);
+          LogitsView gv = v;
+          gv.stream = gs;
+          cudaGraph_t graph = nullptr;
+          cudaGraphExec_t exec = nullptr;
+          cudaStreamBeginCapture(gs, cudaStreamCaptureModeGlobal);
+          ctx.sample_device_params(gv, d_params, {}, d_rs, {tok, st, nullptr});
+          if (cudaStreamEndCapture(gs, &graph) != cudaSuccess ||
+              cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
+            std::fprintf(stderr, "graph capture failed\n");
+            return 1;
+          }
+          auto replay = [&] { cudaGraphLaunch(exec, gs); };
+          emit("nextok_pipeline_top_k_first_graph", median_us(replay, 10, iters));
+          emit("nextok_pipeline_top_k_first_graph_b2b", b2b(replay));
+          cudaGraphExecDestroy(exec);
+          cudaGraphDestroy(graph);
+          cudaFree(d_params);
+          cudaStreamDestroy(gs);
+        }
         // top_k_first with a repetition penalty over a 64-token window.
         cuda::PipelineInputs pen_in;
         pen_in.history = static_cast<std::int32_t*>(d_hist);
@@ -191,7 +267,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(e));
         return 1;
       }
-      for (void* p : {d_f32, d_bf16, d_mask, d_tok, d_st, d_rng, d_hist, d_hist_len}) cudaFree(p);
+      for (void* p : {d_f32, d_bf16, d_mask, d_tok, d_st, d_rng, d_hist, d_hist_len, d_copy, d_k,
+                      d_lp_ids, d_lp, d_lp_n, d_lp_chosen})
+        cudaFree(p);
     }
   }
   return 0;

@@ -28,6 +28,7 @@ enum class RowStatus : std::int32_t {
   kNoViableToken = 2,    // every token masked, banned or -inf
   kNonFiniteLogits = 3,  // +inf where a probability must be formed
   kBadHistory = 4,       // a history id outside [0, V)
+  kInvalidParams = 5,    // device-resident params or k that the host would refuse
 };
 
 // The ErrorCode the host path throws for the same input (kOk has none).
@@ -122,6 +123,32 @@ class Context {
   // memory, [B]) and the logprob of chosen[b] (device, [B]).
   void top_logprobs(const LogitsView& logits, std::span<const std::uint32_t> k,
                     const std::int32_t* chosen, const LogprobsOutputs& out);
+
+  // logits[b, i] = -inf wherever bit i of mask row b is clear, in place on
+  // `stream` (f32 or bf16 [rows, vocab]; mask rows words_per_row >=
+  // ceil(V/32) words apart): what apply_token_bitmask_inplace does in the
+  // engines that sample after masking.
+  void apply_token_bitmask(void* logits, DType dtype, std::int64_t rows, std::int64_t vocab,
+                           const std::uint32_t* mask, std::int64_t words_per_row, void* stream);
+
+  // CUDA graphs. reserve() allocates the scratch of every call for batches
+  // of up to `rows` rows of `vocab` ids and settles their launch
+  // configurations (synchronises the device). After it, argmax(),
+  // sample_device_params() and top_logprobs_device_k() on at most that
+  // shape allocate nothing, copy nothing from the host and never
+  // synchronise, so they can be captured (cudaStreamBeginCapture) and
+  // replayed; every input they read (logits, params, k, rng, mask, history)
+  // is read at replay. (sample() with <= 16 rows is capturable too, but its
+  // params are frozen into the graph; top_logprobs() uploads k.)
+  void reserve(std::int64_t rows, std::int64_t vocab);
+  // sample() with the per-row params [B] in device memory. They are
+  // checked on the device: a row the host would refuse gets token -1 and
+  // RowStatus::kInvalidParams; the other rows are unaffected.
+  void sample_device_params(const LogitsView& logits, const RowParams* params,
+                            const PipelineInputs& in, RngState* rng, const PipelineOutputs& out);
+  // top_logprobs() with k [B] in device memory (k > 20: kInvalidParams).
+  void top_logprobs_device_k(const LogitsView& logits, const std::uint32_t* k,
+                             const std::int32_t* chosen, const LogprobsOutputs& out);
 
   struct Impl;
 

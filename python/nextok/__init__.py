@@ -29,8 +29,8 @@ from ._nextok import (
     TokenizerInfo,
     __version__,
     fill_next_token_bitmasks,
-    sample,
 )
+from ._sample import sample
 
 __all__ = [
     "Grammar",

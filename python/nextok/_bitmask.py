@@ -78,6 +78,11 @@ def apply_token_bitmask_inplace(
     if _is_torch(logits):
         import torch
 
+        if logits.device.type == "cuda" and indices is None:
+            from ._cuda import apply_bitmask_cuda
+
+            if apply_bitmask_cuda(logits, bitmask):
+                return
         native = logits.device.type == "cpu" and logits.dtype in (torch.float32, torch.bfloat16)
         if native and (not _is_torch(bitmask) or bitmask.device.type == "cpu"):
             _nextok._apply_token_bitmask_inplace(logits, bitmask, indices)

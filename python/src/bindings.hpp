@@ -86,5 +86,6 @@ void bind_matcher(nb::module_& m);
 void bind_batch(nb::module_& m);
 void bind_sampler(nb::module_& m);
 void bind_timing(nb::module_& m);
+void bind_cuda(nb::module_& m);
 
 }  // namespace nextok::py

@@ -44,4 +44,5 @@ NB_MODULE(_nextok, m) {
   nextok::py::bind_batch(m);
   nextok::py::bind_sampler(m);
   nextok::py::bind_timing(m);
+  nextok::py::bind_cuda(m);
 }

@@ -96,7 +96,7 @@ RowPool& row_pool() {
 }
 
 struct SampleOutput {
-  nb::object tokens, logprobs, top_ids, top_logprobs, distribution;
+  nb::object tokens, logprobs, top_ids, top_logprobs, distribution, status;
 };
 
 // Row b's first draw equals Sampler(seed=seeds[b]).sample(row b).
@@ -175,6 +175,7 @@ SampleOutput sample_batch(const AnyArray& logits, const std::optional<AnyArray>&
   out.top_logprobs = k > 0 ? nb::cast(to_numpy(std::move(top_lp), {rows, k})) : nb::none();
   out.distribution =
       return_distribution ? nb::cast(to_numpy(std::move(dist), {rows, vocab})) : nb::none();
+  out.status = nb::none();
   return out;
 }
 
@@ -195,7 +196,20 @@ void bind_sampler(nb::module_& m) {
       .def_ro("top_ids", &SampleOutput::top_ids, "int32 [B, k] top ids, or None.")
       .def_ro("top_logprobs", &SampleOutput::top_logprobs, "float32 [B, k], or None.")
       .def_ro("distribution", &SampleOutput::distribution,
-              "float32 [B, V] post-filter sampling distribution, or None.");
+              "float32 [B, V] post-filter sampling distribution, or None.")
+      .def_ro("status", &SampleOutput::status,
+              "CUDA logits only: int32 [B] per-row status (0 ok, 1 NaN, 2 nothing viable, 3 "
+              "+inf, 4 bad history; failed rows have token -1); None on the CPU, which raises.")
+      .def(
+          "__init__",
+          [](SampleOutput* self, nb::object tokens, nb::object logprobs, nb::object top_ids,
+             nb::object top_logprobs, nb::object distribution, nb::object status) {
+            new (self)
+                SampleOutput{std::move(tokens),       std::move(logprobs),     std::move(top_ids),
+                             std::move(top_logprobs), std::move(distribution), std::move(status)};
+          },
+          nb::arg("tokens"), nb::arg("logprobs").none(), nb::arg("top_ids").none(),
+          nb::arg("top_logprobs").none(), nb::arg("distribution").none(), nb::arg("status").none());
 
 #define NEXTOK_SAMPLING_ARGS                                                          \
   nb::arg("temperature") = 0.0f, nb::arg("top_p") = 1.0f, nb::arg("top_k") = 0,       \
@@ -274,7 +288,7 @@ void bind_sampler(nb::module_& m) {
           "The penalty window, oldest first.");
 
   m.def(
-      "sample",
+      "_sample_cpu",
       [](const AnyArray& logits, const std::optional<AnyArray>& mask, float temperature,
          float top_p, std::int32_t top_k, float min_p, nb::object seed, std::uint32_t top_logprobs,
          const std::string& filter_order, float repetition_penalty, float presence_penalty,

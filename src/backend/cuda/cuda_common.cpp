@@ -80,6 +80,7 @@ ErrorCode row_status_error(RowStatus s) noexcept {
     case RowStatus::kNonFiniteLogits:
       return ErrorCode::kNonFiniteLogits;
     case RowStatus::kBadHistory:
+    case RowStatus::kInvalidParams:
     case RowStatus::kOk:
       break;
   }

@@ -58,11 +58,49 @@ struct DeviceBuffer {
 struct Context::Impl {
   DeviceBuffer<unsigned char> partials;
   DeviceBuffer<unsigned> counters;
+  DeviceBuffer<unsigned char> lp_parts;
+  DeviceBuffer<unsigned> lp_counters;
   DeviceBuffer<RowParams> params;
   DeviceBuffer<std::uint32_t> k;
   DeviceBuffer<std::int32_t> row_list;  // rows the streaming kernel leaves
   DeviceBuffer<unsigned> list_counts;   // count, done: zero between calls
+
+  // What the batch's params let the launch leave out (all false: the
+  // instances that handle every row).
+  struct Hints {
+    bool k_first_rows = true;
+    std::int64_t stream_rows = -1;  // -1: every row may stream
+    bool two_reads = false;
+    bool penalised = true;
+  };
+  void launch_sample(const LogitsView& logits, const RowParams* device_params,
+                     const RowParams* inline_params, const Hints& h, const PipelineInputs& in,
+                     RngState* rng, const PipelineOutputs& out);
+  void launch_logprobs(const LogitsView& logits, const std::uint32_t* device_k,
+                       const std::int32_t* chosen, const LogprobsOutputs& out);
 };
+
+namespace {
+
+void check_pipeline_io(const PipelineInputs& in, RngState* rng, const PipelineOutputs& out) {
+  if (rng == nullptr || out.tokens == nullptr || out.status == nullptr)
+    throw Error(ErrorCode::kShapeMismatch, "outputs", "rng, tokens and status are required");
+  if ((in.history == nullptr) != (in.history_len == nullptr) ||
+      (in.history != nullptr && in.history_stride <= 0))
+    throw Error(ErrorCode::kInvalidArgument, "history",
+                "history needs history_len and a positive history_stride");
+  if ((in.bias_offsets == nullptr) != (in.bias_ids == nullptr) ||
+      (in.bias_ids == nullptr) != (in.bias_values == nullptr))
+    throw Error(ErrorCode::kInvalidArgument, "logit_bias", "bias needs offsets, ids and values");
+}
+
+void check_logprobs_io(const std::int32_t* chosen, const LogprobsOutputs& out) {
+  if (chosen == nullptr || out.ids == nullptr || out.logprobs == nullptr || out.count == nullptr ||
+      out.chosen_logprob == nullptr || out.status == nullptr)
+    throw Error(ErrorCode::kShapeMismatch, "outputs", "every logprobs output is required");
+}
+
+}  // namespace
 
 bool built_with_cuda() noexcept {
   return true;
@@ -102,19 +140,16 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
     throw Error(ErrorCode::kShapeMismatch, "params",
                 "one RowParams per row is needed: " + std::to_string(params.size()) + " for " +
                     std::to_string(logits.rows) + " rows");
-  bool k_first_rows = false;     // some row needs the top_k_first kernel code
-  std::int64_t stream_rows = 0;  // rows the streaming kernel may take
-  bool two_reads = false;        // ... some of them in the spec order with top-p
-  bool penalised = false;        // some row has an active penalty
+  Impl::Hints h{false, 0, false, false};
   for (const RowParams& p : params) {
-    penalised |=
+    h.penalised |=
         p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
     const bool fits = detail::stream_fits(p, logits.vocab);
-    stream_rows += fits ? 1 : 0;
-    two_reads |= fits && p.temperature > 0.0f && p.filter_order != FilterOrder::kTopKFirst &&
-                 p.top_p > 0.0f && p.top_p < 1.0f;
+    h.stream_rows += fits ? 1 : 0;
+    h.two_reads |= fits && p.temperature > 0.0f && p.filter_order != FilterOrder::kTopKFirst &&
+                   p.top_p > 0.0f && p.top_p < 1.0f;
     detail::require_gpu_filter_order(p.filter_order);
-    k_first_rows |=
+    h.k_first_rows |=
         p.filter_order == FilterOrder::kTopKFirst && p.top_k > 0 && p.top_k < logits.vocab;
     SamplerConfig c;
     c.temperature = p.temperature;
@@ -135,15 +170,36 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
     pc.window = p.window;
     pc.validate();
   }
-  if (rng == nullptr || out.tokens == nullptr || out.status == nullptr)
-    throw Error(ErrorCode::kShapeMismatch, "outputs", "rng, tokens and status are required");
-  if ((in.history == nullptr) != (in.history_len == nullptr) ||
-      (in.history != nullptr && in.history_stride <= 0))
-    throw Error(ErrorCode::kInvalidArgument, "history",
-                "history needs history_len and a positive history_stride");
-  if ((in.bias_offsets == nullptr) != (in.bias_ids == nullptr) ||
-      (in.bias_ids == nullptr) != (in.bias_values == nullptr))
-    throw Error(ErrorCode::kInvalidArgument, "logit_bias", "bias needs offsets, ids and values");
+  check_pipeline_io(in, rng, out);
+  // Small batches carry their params in the kernel arguments: no upload.
+  if (logits.rows <= detail::pipeline_inline_rows()) {
+    impl_->launch_sample(logits, nullptr, params.data(), h, in, rng, out);
+    return;
+  }
+  impl_->params.reserve(params.size());
+  check(cudaMemcpyAsync(impl_->params.ptr, params.data(), params.size_bytes(),
+                        cudaMemcpyHostToDevice, static_cast<cudaStream_t>(logits.stream)),
+        "params upload");
+  impl_->launch_sample(logits, impl_->params.ptr, nullptr, h, in, rng, out);
+}
+
+void Context::sample_device_params(const LogitsView& logits, const RowParams* params,
+                                   const PipelineInputs& in, RngState* rng,
+                                   const PipelineOutputs& out) {
+  check_view(logits);
+  if (params == nullptr) throw Error(ErrorCode::kShapeMismatch, "params", "params is null");
+  check_pipeline_io(in, rng, out);
+  // Nothing is known of the rows: the instances that take every kind.
+  Impl::Hints h;
+  h.penalised = in.history != nullptr;
+  impl_->launch_sample(logits, params, nullptr, h, in, rng, out);
+}
+
+void Context::Impl::launch_sample(const LogitsView& logits, const RowParams* device_params,
+                                  const RowParams* inline_params, const Hints& h,
+                                  const PipelineInputs& in, RngState* rng,
+                                  const PipelineOutputs& out) {
+  const std::int64_t stream_rows = h.stream_rows < 0 ? logits.rows : h.stream_rows;
   // Large batches stream the rows they can first; the cluster kernel's
   // layout is then sized for the rows expected to be left.
   // Rows that read the row twice cost the streaming kernel about twice as
@@ -152,35 +208,26 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
   const std::int64_t min_rows = detail::stream_min_rows();
   const bool streamed =
       stream_rows > 0 &&
-      logits.rows >= (two_reads && min_rows <= INT64_MAX / 4 ? 4 * min_rows : min_rows);
+      logits.rows >= (h.two_reads && min_rows <= INT64_MAX / 4 ? 4 * min_rows : min_rows);
   const detail::RowLayout lay = detail::pipeline_layout(
-      streamed ? std::max<std::int64_t>(logits.rows - stream_rows, 1) : logits.rows, logits.vocab);
+      streamed && h.stream_rows >= 0 ? std::max<std::int64_t>(logits.rows - stream_rows, 1)
+                                     : logits.rows,
+      logits.vocab);
   if (lay.cluster == 0)
     throw Error(ErrorCode::kUnsupported, "vocab",
                 "V=" + std::to_string(logits.vocab) + " does not fit the CUDA row layout");
   detail::RowList list;
   if (streamed) {
-    impl_->row_list.reserve(params.size());
-    impl_->list_counts.reserve(2, /*zero=*/true);
-    list = {impl_->row_list.ptr, impl_->list_counts.ptr, impl_->list_counts.ptr + 1,
-            in.bias_offsets != nullptr || (in.history != nullptr && penalised)};
-  }
-  // Small batches carry their params in the kernel arguments: no upload.
-  const RowParams* inline_params = nullptr;
-  if (logits.rows <= detail::pipeline_inline_rows()) {
-    inline_params = params.data();
-  } else {
-    impl_->params.reserve(params.size());
-    auto stream = static_cast<cudaStream_t>(logits.stream);
-    check(cudaMemcpyAsync(impl_->params.ptr, params.data(), params.size_bytes(),
-                          cudaMemcpyHostToDevice, stream),
-          "params upload");
+    row_list.reserve(static_cast<std::size_t>(logits.rows));
+    list_counts.reserve(2, /*zero=*/true);
+    list = {row_list.ptr, list_counts.ptr, list_counts.ptr + 1,
+            in.bias_offsets != nullptr || (in.history != nullptr && h.penalised)};
   }
   const int err = detail::launch_pipeline(
-      lay, logits.data, logits.dtype == DType::kBF16, logits.rows, logits.vocab, impl_->params.ptr,
-      inline_params, k_first_rows, in, rng, out, streamed ? &list : nullptr, logits.stream);
+      lay, logits.data, logits.dtype == DType::kBF16, logits.rows, logits.vocab, device_params,
+      inline_params, h.k_first_rows, in, rng, out, streamed ? &list : nullptr, logits.stream);
   if (err != 0 && streamed)  // the list must start empty next time
-    cudaMemsetAsync(impl_->list_counts.ptr, 0, 2 * sizeof(unsigned),
+    cudaMemsetAsync(list_counts.ptr, 0, 2 * sizeof(unsigned),
                     static_cast<cudaStream_t>(logits.stream));
   check(err, "pipeline launch");
 }
@@ -196,20 +243,78 @@ void Context::top_logprobs(const LogitsView& logits, std::span<const std::uint32
                   "top_logprobs must be <= " + std::to_string(kMaxTopLogprobs) + ", got " +
                       std::to_string(x));
   }
-  if (chosen == nullptr || out.ids == nullptr || out.logprobs == nullptr || out.count == nullptr ||
-      out.chosen_logprob == nullptr || out.status == nullptr)
-    throw Error(ErrorCode::kShapeMismatch, "outputs", "every logprobs output is required");
-  const detail::RowLayout lay = detail::logprobs_layout(logits.rows, logits.vocab);
-  if (lay.cluster == 0)
-    throw Error(ErrorCode::kUnsupported, "vocab",
-                "V=" + std::to_string(logits.vocab) + " does not fit the CUDA row layout");
+  check_logprobs_io(chosen, out);
   impl_->k.reserve(k.size());
-  auto stream = static_cast<cudaStream_t>(logits.stream);
-  check(cudaMemcpyAsync(impl_->k.ptr, k.data(), k.size_bytes(), cudaMemcpyHostToDevice, stream),
+  check(cudaMemcpyAsync(impl_->k.ptr, k.data(), k.size_bytes(), cudaMemcpyHostToDevice,
+                        static_cast<cudaStream_t>(logits.stream)),
         "k upload");
-  check(detail::launch_logprobs(lay, logits.data, logits.dtype == DType::kBF16, logits.rows,
-                                logits.vocab, impl_->k.ptr, chosen, out, logits.stream),
+  impl_->launch_logprobs(logits, impl_->k.ptr, chosen, out);
+}
+
+void Context::top_logprobs_device_k(const LogitsView& logits, const std::uint32_t* k,
+                                    const std::int32_t* chosen, const LogprobsOutputs& out) {
+  check_view(logits);
+  if (k == nullptr) throw Error(ErrorCode::kShapeMismatch, "top_logprobs", "k is null");
+  check_logprobs_io(chosen, out);
+  impl_->launch_logprobs(logits, k, chosen, out);
+}
+
+void Context::Impl::launch_logprobs(const LogitsView& logits, const std::uint32_t* device_k,
+                                    const std::int32_t* chosen, const LogprobsOutputs& out) {
+  const int splits = detail::logprobs_splits(logits.rows, logits.vocab);
+  const auto rows = static_cast<std::size_t>(logits.rows);
+  lp_parts.reserve(rows * static_cast<std::size_t>(splits) * detail::logprobs_part_bytes());
+  lp_counters.reserve(rows, /*zero=*/true);
+  check(detail::launch_logprobs(logits.data, logits.dtype == DType::kBF16, logits.rows,
+                                logits.vocab, splits, device_k, chosen, lp_parts.ptr,
+                                lp_counters.ptr, out, logits.stream),
         "logprobs launch");
+}
+
+void Context::apply_token_bitmask(void* logits, DType dtype, std::int64_t rows, std::int64_t vocab,
+                                  const std::uint32_t* mask, std::int64_t words_per_row,
+                                  void* stream) {
+  LogitsView v;
+  v.data = logits;
+  v.dtype = dtype;
+  v.rows = rows;
+  v.vocab = vocab;
+  v.device = Device::kCUDA;
+  check_view(v);
+  if (mask == nullptr) throw Error(ErrorCode::kShapeMismatch, "mask", "mask is null");
+  if (words_per_row < (vocab + 31) / 32)
+    throw Error(ErrorCode::kShapeMismatch, "mask",
+                "the bitmask needs ceil(V/32) = " + std::to_string((vocab + 31) / 32) +
+                    " words per row, got " + std::to_string(words_per_row));
+  check(detail::launch_apply_bitmask(logits, dtype == DType::kBF16, rows, vocab, mask,
+                                     words_per_row, stream),
+        "bitmask launch");
+}
+
+void Context::reserve(std::int64_t rows, std::int64_t vocab) {
+  LogitsView v;
+  v.data = this;  // any non-null pointer: only the shape is checked
+  v.rows = rows;
+  v.vocab = vocab;
+  v.device = Device::kCUDA;
+  check_view(v);
+  const auto n = static_cast<std::size_t>(rows);
+  // Split counts are largest for one row; rows x that bounds every batch.
+  impl_->partials.reserve(n * static_cast<std::size_t>(detail::argmax_splits(1, vocab)) *
+                          detail::ArgmaxPartialBytes::kSize);
+  impl_->counters.reserve(n, /*zero=*/true);
+  impl_->lp_parts.reserve(n * static_cast<std::size_t>(detail::logprobs_splits(1, vocab)) *
+                          detail::logprobs_part_bytes());
+  impl_->lp_counters.reserve(n, /*zero=*/true);
+  impl_->params.reserve(n);
+  impl_->k.reserve(n);
+  impl_->row_list.reserve(n);
+  impl_->list_counts.reserve(2, /*zero=*/true);
+  if (detail::pipeline_layout(rows, vocab).cluster == 0)
+    throw Error(ErrorCode::kUnsupported, "vocab",
+                "V=" + std::to_string(vocab) + " does not fit the CUDA row layout");
+  check(detail::prepare_launches(rows, vocab), "launch configuration");
+  check(static_cast<int>(cudaDeviceSynchronize()), "reserve");
 }
 
 }  // namespace nextok::cuda

@@ -34,5 +34,20 @@ void Context::top_logprobs(const LogitsView&, std::span<const std::uint32_t>, co
                            const LogprobsOutputs&) {
   unsupported();
 }
+void Context::apply_token_bitmask(void*, DType, std::int64_t, std::int64_t, const std::uint32_t*,
+                                  std::int64_t, void*) {
+  unsupported();
+}
+void Context::reserve(std::int64_t, std::int64_t) {
+  unsupported();
+}
+void Context::sample_device_params(const LogitsView&, const RowParams*, const PipelineInputs&,
+                                   RngState*, const PipelineOutputs&) {
+  unsupported();
+}
+void Context::top_logprobs_device_k(const LogitsView&, const std::uint32_t*, const std::int32_t*,
+                                    const LogprobsOutputs&) {
+  unsupported();
+}
 
 }  // namespace nextok::cuda

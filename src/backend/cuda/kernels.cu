@@ -155,24 +155,45 @@ int launch_rows(Kernel kernel, const RowLayout& lay, std::int64_t rows, const Ar
 }  // namespace
 
 int argmax_splits(std::int64_t rows, std::int64_t vocab) noexcept {
-  const std::int64_t per_block = dev::kArgmaxThreads * dev::kArgmaxUnroll * 2;
+  const std::int64_t per_block = std::int64_t{dev::kArgmaxThreads} * 16;
   const std::int64_t want = (4 * sm_count() + rows - 1) / rows;
   return static_cast<int>(std::clamp<std::int64_t>(std::min(want, vocab / per_block), 1, 1024));
 }
 
+namespace {
+// Ids per block of a row split `splits` ways: a multiple of 8 (every group
+// width), so groups never straddle two blocks.
+std::int64_t split_chunk(std::int64_t vocab, int splits) {
+  return ((vocab + splits - 1) / splits + 7) / 8 * 8;
+}
+}  // namespace
+
 int launch_argmax(const void* logits, bool bf16, std::int64_t rows, std::int64_t vocab,
                   const std::uint32_t* mask, int splits, void* partials, unsigned* counters,
                   std::int32_t* tokens, std::int32_t* status, void* stream) noexcept {
-  const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(rows));
+  const std::int64_t chunk = split_chunk(vocab, splits);
+  const dim3 grid(static_cast<unsigned>((vocab + chunk - 1) / chunk), static_cast<unsigned>(rows));
   auto* parts = static_cast<dev::ArgmaxPartial*>(partials);
   auto s = static_cast<cudaStream_t>(stream);
+  const int used = static_cast<int>(grid.x);  // <= splits
   if (bf16) {
-    dev::argmax_kernel<<<grid, dev::kArgmaxThreads, 0, s>>>(
-        static_cast<const std::uint16_t*>(logits), vocab, mask, splits, parts, counters, tokens,
-        status);
+    const auto* x = static_cast<const std::uint16_t*>(logits);
+    if (dev::rows_vectorizable(logits, vocab, 2)) {
+      dev::argmax_kernel<std::uint16_t, 8><<<grid, dev::kArgmaxThreads, 0, s>>>(
+          x, vocab, chunk, mask, used, parts, counters, tokens, status);
+    } else {
+      dev::argmax_kernel<std::uint16_t, 1><<<grid, dev::kArgmaxThreads, 0, s>>>(
+          x, vocab, chunk, mask, used, parts, counters, tokens, status);
+    }
   } else {
-    dev::argmax_kernel<<<grid, dev::kArgmaxThreads, 0, s>>>(
-        static_cast<const float*>(logits), vocab, mask, splits, parts, counters, tokens, status);
+    const auto* x = static_cast<const float*>(logits);
+    if (dev::rows_vectorizable(logits, vocab, 4)) {
+      dev::argmax_kernel<float, 4><<<grid, dev::kArgmaxThreads, 0, s>>>(
+          x, vocab, chunk, mask, used, parts, counters, tokens, status);
+    } else {
+      dev::argmax_kernel<float, 1><<<grid, dev::kArgmaxThreads, 0, s>>>(
+          x, vocab, chunk, mask, used, parts, counters, tokens, status);
+    }
   }
   return static_cast<int>(cudaGetLastError());
 }
@@ -194,10 +215,13 @@ RowLayout pipeline_layout(std::int64_t rows, std::int64_t vocab) noexcept {
       rows, vocab);
 }
 
-RowLayout logprobs_layout(std::int64_t rows, std::int64_t vocab) noexcept {
-  static LayoutCache cache;
-  return cached_layout(
-      cache, [](std::int64_t v) { return cluster_options(dev::logprobs_kernel, v); }, rows, vocab);
+int logprobs_splits(std::int64_t rows, std::int64_t vocab) noexcept {
+  // About four blocks per SM in all, each at least one step of its loop
+  // (4,096 ids at f32), and at most 64 parts to fold per row.
+  constexpr std::int64_t kMinIds = std::int64_t{dev::kLpThreads} * dev::kLpGroups * 4;
+  const std::int64_t want = (4 * sm_count() + rows - 1) / rows;
+  const std::int64_t most = std::max<std::int64_t>(1, (vocab + kMinIds - 1) / kMinIds);
+  return static_cast<int>(std::clamp<std::int64_t>(std::min(want, most), 1, 64));
 }
 
 static bool g_stamp = false;
@@ -252,6 +276,23 @@ void set_stream_min_rows(std::int64_t rows) noexcept {
   g_stream_min_rows = rows;
 }
 
+namespace {
+// The streaming kernels' shared-memory attribute, set once (a driver call:
+// prepare_launches makes it before any graph capture).
+int stream_attributes() noexcept {
+  static const int attr = [] {
+    const int e = static_cast<int>(
+        cudaFuncSetAttribute(dev::stream_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(dev::stream_smem_bytes(false))));
+    return e != 0 ? e
+                  : static_cast<int>(cudaFuncSetAttribute(
+                        dev::stream_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                        static_cast<int>(dev::stream_smem_bytes(true))));
+  }();
+  return attr;
+}
+}  // namespace
+
 bool stream_fits(const RowParams& p, std::int64_t vocab) noexcept {
   return !(p.temperature > 0.0f) || (p.top_k > 0 && p.top_k < vocab);
 }
@@ -270,15 +311,7 @@ int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::in
   if (stream_list == nullptr)
     return k_first_rows ? launch_rows(dev::pipeline_kernel<true, false>, lay, rows, a, stream)
                         : launch_rows(dev::pipeline_kernel<false, false>, lay, rows, a, stream);
-  static const int attr = [] {
-    const int e = static_cast<int>(
-        cudaFuncSetAttribute(dev::stream_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(dev::stream_smem_bytes(false))));
-    return e != 0 ? e
-                  : static_cast<int>(cudaFuncSetAttribute(
-                        dev::stream_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                        static_cast<int>(dev::stream_smem_bytes(true))));
-  }();
+  const int attr = stream_attributes();
   if (attr != 0) return attr;
   a.list = stream_list->list;
   a.count = stream_list->count;
@@ -305,11 +338,80 @@ int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) n
   return static_cast<int>(cudaMemcpyToSymbol(dev::g_pipeline_paths, z, sizeof(z)));
 }
 
-int launch_logprobs(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
-                    std::int64_t vocab, const std::uint32_t* k, const std::int32_t* chosen,
-                    const LogprobsOutputs& out, void* stream) noexcept {
-  const dev::LogprobsArgs a{logits, bf16, vocab, lay.slice_len, lay.per_thread, k, chosen, out};
-  return launch_rows(dev::logprobs_kernel, lay, rows, a, stream);
+int launch_logprobs(const void* logits, bool bf16, std::int64_t rows, std::int64_t vocab,
+                    int splits, const std::uint32_t* k, const std::int32_t* chosen, void* parts,
+                    unsigned* counters, const LogprobsOutputs& out, void* stream) noexcept {
+  const std::int64_t chunk = split_chunk(vocab, splits);
+  const auto used = static_cast<std::int32_t>((vocab + chunk - 1) / chunk);  // <= splits
+  const dev::LogprobsArgs a{
+      logits, vocab, chunk, used, k, chosen, static_cast<dev::LogprobsPart*>(parts), counters, out};
+  const dim3 grid(static_cast<unsigned>(used), static_cast<unsigned>(rows));
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (bf16) {
+    if (dev::rows_vectorizable(logits, vocab, 2)) {
+      dev::logprobs_kernel<std::uint16_t, 8><<<grid, dev::kLpThreads, 0, s>>>(a);
+    } else {
+      dev::logprobs_kernel<std::uint16_t, 1><<<grid, dev::kLpThreads, 0, s>>>(a);
+    }
+  } else if (dev::rows_vectorizable(logits, vocab, 4)) {
+    dev::logprobs_kernel<float, 4><<<grid, dev::kLpThreads, 0, s>>>(a);
+  } else {
+    dev::logprobs_kernel<float, 1><<<grid, dev::kLpThreads, 0, s>>>(a);
+  }
+  return static_cast<int>(cudaGetLastError());
+}
+
+std::size_t logprobs_part_bytes() noexcept {
+  return sizeof(dev::LogprobsPart);
+}
+
+namespace {
+template <typename T>
+__global__ void apply_bitmask_kernel(T* logits, std::int64_t rows, std::int64_t vocab,
+                                     const std::uint32_t* __restrict__ mask, std::int64_t stride) {
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    T* x = logits + r * vocab;
+    const std::uint32_t* m = mask + r * stride;
+    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+         i < vocab; i += step) {
+      // A warp's 32 ids share one or two mask words: the reads broadcast,
+      // and only refused ids are written.
+      if (((__ldg(m + (i >> 5)) >> (i & 31)) & 1U) == 0U) {
+        if constexpr (sizeof(T) == 4) {
+          x[i] = dev::kNegInf;
+        } else {
+          x[i] = 0xFF80U;  // bf16 -inf
+        }
+      }
+    }
+  }
+}
+}  // namespace
+
+int launch_apply_bitmask(void* logits, bool bf16, std::int64_t rows, std::int64_t vocab,
+                         const std::uint32_t* mask, std::int64_t words_per_row,
+                         void* stream) noexcept {
+  // About four blocks per SM in all, each row over x-blocks of 256 ids.
+  const std::int64_t per_row = std::clamp<std::int64_t>(
+      (4 * sm_count() + rows - 1) / rows, 1, std::max<std::int64_t>(1, (vocab + 255) / 256));
+  const dim3 grid(static_cast<unsigned>(per_row),
+                  static_cast<unsigned>(std::min<std::int64_t>(rows, 65535)));
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (bf16) {
+    apply_bitmask_kernel<<<grid, 256, 0, s>>>(static_cast<std::uint16_t*>(logits), rows, vocab,
+                                              mask, words_per_row);
+  } else {
+    apply_bitmask_kernel<<<grid, 256, 0, s>>>(static_cast<float*>(logits), rows, vocab, mask,
+                                              words_per_row);
+  }
+  return static_cast<int>(cudaGetLastError());
+}
+
+int prepare_launches(std::int64_t rows, std::int64_t vocab) noexcept {
+  (void)pipeline_layout(rows, vocab);
+  (void)pipeline_layout(1, vocab);
+  return stream_attributes();
 }
 
 }  // namespace nextok::cuda::detail

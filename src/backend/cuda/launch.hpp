@@ -35,7 +35,6 @@ struct RowLayout {
   int active = 0;        // clusters of this size the device runs at once
 };
 RowLayout pipeline_layout(std::int64_t rows, std::int64_t vocab) noexcept;
-RowLayout logprobs_layout(std::int64_t rows, std::int64_t vocab) noexcept;
 
 // Batches of at most pipeline_inline_rows() rows may pass host_params (read
 // at the call, copied into the kernel arguments: no upload); otherwise
@@ -99,8 +98,24 @@ int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) n
 // of the next float up (must be 0: the top_k_first ladder relies on it).
 int exp_monotone_violations(unsigned long long* out) noexcept;
 
-int launch_logprobs(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
-                    std::int64_t vocab, const std::uint32_t* k, const std::int32_t* chosen,
-                    const LogprobsOutputs& out, void* stream) noexcept;
+// Blocks per row of the logprobs kernel, and the scratch each one writes
+// (the partials are [rows, logprobs_splits(rows, vocab)]; logprobs_splits is
+// largest at rows = 1).
+int logprobs_splits(std::int64_t rows, std::int64_t vocab) noexcept;
+std::size_t logprobs_part_bytes() noexcept;
+// k [rows] in device memory; counters [rows] zero (left zero).
+int launch_logprobs(const void* logits, bool bf16, std::int64_t rows, std::int64_t vocab,
+                    int splits, const std::uint32_t* k, const std::int32_t* chosen, void* parts,
+                    unsigned* counters, const LogprobsOutputs& out, void* stream) noexcept;
+
+// logits[b, i] = -inf where bit i of mask row b (words_per_row words apart)
+// is clear.
+int launch_apply_bitmask(void* logits, bool bf16, std::int64_t rows, std::int64_t vocab,
+                         const std::uint32_t* mask, std::int64_t words_per_row,
+                         void* stream) noexcept;
+
+// Settles every launch configuration for V (layouts, kernel attributes), so
+// later launches make no driver query: a CUDA graph can capture them.
+int prepare_launches(std::int64_t rows, std::int64_t vocab) noexcept;
 
 }  // namespace nextok::cuda::detail

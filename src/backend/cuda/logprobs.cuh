@@ -1,166 +1,280 @@
-// Top-k logprobs (k <= 20) of the raw logits, one row per cluster: the
-// log-softmax normaliser in double, the k best by a count radix select on
-// the order bits of the logits (ties to the lower id), sorted by rank 0.
+// Top-k logprobs (k <= 20) in one read of each row. A row is split over
+// `splits` blocks; each block streams its part once, keeping per thread a
+// running max with the sum of exp(x - max) rescaled when the max rises, and
+// per warp the 20 best (value desc, id asc) as a list spread over the lanes.
+// The last block of a row to finish folds the parts: the row's max and
+// log-sum-exp, and the best 20 of the parts' lists.
+//
+// Exactness: the ids are exact (raw-value comparisons, ties to the lower
+// id, as the host). The normaliser sums the same exp_f32 terms in double,
+// each taken against its thread's max and rescaled once per rise of it:
+// relative error ~1e-7 in the sum, ~1e-7 absolute in a logprob (the tests
+// allow 1e-5).
 #pragma once
 
-#include "backend/cuda/row_cluster.cuh"
+#include "backend/cuda/row_groups.cuh"
 #include "nextok/config.hpp"
 #include "nextok/cuda.hpp"
 
 namespace nextok::cuda::dev {
 
+constexpr int kLpThreads = 256;
+constexpr int kLpWarps = kLpThreads / 32;
+constexpr int kLpGroups = 4;  // groups in flight per thread
+constexpr int kLpList = static_cast<int>(kMaxTopLogprobs);
+static_assert(kLpList <= 32, "a list entry per lane");
+
+struct LogprobsPart {
+  double sum;  // of exp_f32(x - max) over the part's ids
+  float max;   // of the part's non-NaN values (-inf: none above -inf)
+  std::int32_t nan;
+  float v[kLpList];
+  std::int32_t id[kLpList];
+};
+
 struct LogprobsArgs {
   const void* logits;
-  bool bf16;
   std::int64_t vocab;
-  std::int32_t slice_len;
-  std::int32_t per_thread;
-  const std::uint32_t* k;
+  std::int64_t chunk;  // ids per block, a multiple of the group width
+  std::int32_t splits;
+  const std::uint32_t* k;  // [B], device
   const std::int32_t* chosen;
+  LogprobsPart* parts;  // [B, splits]
+  unsigned* counters;   // [B], zero between launches
   LogprobsOutputs out;
 };
 
-struct Picks {
-  float v[kMaxTopLogprobs];
-  std::int32_t id[kMaxTopLogprobs];
-  int n;
-};
-
-template <typename T>
-__device__ void load_raw(RowCtx& c, const T* x, int n_local, int& nan) {
-  float* s = c.sm->slice;
-  for (int xi = c.tid(); xi < c.cap(); xi += kRowThreads) {
-    const float v = xi < n_local ? load_elem(x, c.base + xi) : kNegInf;
-    nan |= v != v ? 1 : 0;
-    s[xi] = v;
-  }
+__device__ __forceinline__ bool ranks_before(float av, std::int32_t ai, float bv, std::int32_t bi) {
+  return av > bv || (av == bv && ai < bi);
 }
 
-__global__ void __launch_bounds__(kRowThreads, 1) logprobs_kernel(LogprobsArgs a) {
-  extern __shared__ __align__(16) unsigned char dyn[];
-  __shared__ BlockStorage bs;
-  __shared__ Picks picks;
-  RowCtx c{cg::this_cluster(), 0, 0, a.per_thread, 0, reinterpret_cast<RowSmem*>(dyn), &bs, 0};
-  c.rank = static_cast<int>(c.cl.block_rank());
-  c.csize = static_cast<int>(c.cl.num_blocks());
-  const int row = static_cast<int>(blockIdx.x) / c.csize;
-  c.base = static_cast<std::int64_t>(c.rank) * a.slice_len;
-  const int n_local = local_count(a.vocab, c.base, a.slice_len);
-  if (c.tid() == 0) {
-    bs.hist_buf = 0;
-    picks.n = 0;
-  }
-  const auto k = static_cast<int>(a.k[row]);
-  int nan = 0;
-  if (a.bf16) {
-    load_raw(c, static_cast<const std::uint16_t*>(a.logits) + row * a.vocab, n_local, nan);
-  } else {
-    load_raw(c, static_cast<const float*>(a.logits) + row * a.vocab, n_local, nan);
-  }
-  nan = c.block_or(nan);
-  float* s = c.sm->slice;
-  const int x0 = c.tid() * c.P;
-  float mx = kNegInf;
-  for (int j = 0; j < c.P; ++j) mx = fmaxf(mx, s[x0 + j]);
-  mx = c.block_argmax({mx, 0}).value;
-  const int ph0 = c.exchange(Slot{mx, 0, nan, 0, 0});
-  float m = kNegInf;
-  int any_nan = 0;
-  for (int r = 0; r < c.csize; ++r) {
-    m = fmaxf(m, static_cast<float>(c.peer(r, ph0).d0));
-    any_nan |= c.peer(r, ph0).i0;
-  }
-  RowStatus st = RowStatus::kOk;
-  if (any_nan) {
-    st = RowStatus::kNanLogits;
-  } else if (m == kNegInf) {
-    st = RowStatus::kNoViableToken;
-  } else if (m == kPosInf) {
-    st = RowStatus::kNonFiniteLogits;
-  }
-  if (st != RowStatus::kOk || k == 0) {
-    if (c.rank == 0 && c.tid() == 0) {
-      a.out.count[row] = 0;
-      a.out.status[row] = static_cast<std::int32_t>(st);
-      a.out.chosen_logprob[row] = 0.0f;
-    }
-    c.cl.sync();
-    return;
-  }
-  double z = 0.0;
-  for (int j = 0; j < c.P; ++j) z += static_cast<double>(exp_f32(s[x0 + j] - m));
-  z = c.block_sum(z);
-  const int ph1 = c.exchange(Slot{z, 0, 0, 0, 0});
-  double total = 0.0;
-  for (int r = 0; r < c.csize; ++r) total += c.peer(r, ph1).d0;
-  const double lse = static_cast<double>(m) + log(total);
+// A warp's best kLpList entries: lane i < kLpList holds entry i; (tv, ti) is
+// the last entry, the bar a newcomer must pass (every lane holds a copy).
+struct WarpList {
+  float v = kNegInf;
+  std::int32_t id = INT32_MAX;
+  float tv = kNegInf;
+  std::int32_t ti = INT32_MAX;
 
-  auto finite = [&](int xi, std::int64_t) { return Elem{s[xi] > kNegInf, order_bits(s[xi])}; };
-  const Boundary b = radix_select(c, finite, false, [&](double) { return double(k); });
-  std::int32_t cut = INT32_MAX;
-  if (b.found) {
-    const auto room = static_cast<std::int64_t>(k - b.above);
-    if (room < b.tie) {
-      const std::uint32_t kv = b.key;
-      cut = id_at_rank(
-          c, [&](int xi, std::int64_t) { return s[xi] > kNegInf && order_bits(s[xi]) == kv; },
-          room);
+  __device__ __forceinline__ bool passes(float x, std::int32_t i) const {
+    return x > kNegInf && ranks_before(x, i, tv, ti);
+  }
+  // Offers each lane's (x, i) where `want` has its bit; warp-uniform call.
+  __device__ __forceinline__ void insert(unsigned want, float x, std::int32_t i, int lane) {
+    while (want != 0U) {
+      const int src = __ffs(static_cast<int>(want)) - 1;
+      want &= want - 1U;
+      const float cv = __shfl_sync(0xffffffffU, x, src);
+      const std::int32_t ci = __shfl_sync(0xffffffffU, i, src);
+      if (!ranks_before(cv, ci, tv, ti)) continue;  // an earlier insert raised the bar
+      const int pos =
+          __popc(__ballot_sync(0xffffffffU, lane < kLpList && ranks_before(v, id, cv, ci)));
+      const float uv = __shfl_up_sync(0xffffffffU, v, 1);
+      const std::int32_t ui = __shfl_up_sync(0xffffffffU, id, 1);
+      if (lane > pos) {
+        v = uv;
+        id = ui;
+      } else if (lane == pos) {
+        v = cv;
+        id = ci;
+      }
+      tv = __shfl_sync(0xffffffffU, v, kLpList - 1);
+      ti = __shfl_sync(0xffffffffU, id, kLpList - 1);
     }
   }
-  for (int j = 0; j < c.P; ++j) {
-    const int xi = x0 + j;
-    const std::int64_t id = c.base + xi;
-    if (!(s[xi] > kNegInf)) continue;
-    const std::uint32_t key = order_bits(s[xi]);
-    if (!b.found || key > b.key || (key == b.key && id < cut)) {
-      const int at = atomicAdd(&picks.n, 1);
-      if (at < static_cast<int>(kMaxTopLogprobs)) {
-        picks.v[at] = s[xi];
-        picks.id[at] = static_cast<std::int32_t>(id);
-      }
+  __device__ __forceinline__ void offer(float x, std::int32_t i, int lane) {
+    insert(__ballot_sync(0xffffffffU, passes(x, i)), x, i, lane);
+  }
+};
+
+// Folds the block's warp lists into warp 0's (every thread calls it).
+__device__ __forceinline__ void merge_warp_lists(WarpList& wl, float (*sv)[kLpList],
+                                                 std::int32_t (*si)[kLpList]) {
+  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+  if (lane < kLpList) {
+    sv[warp][lane] = wl.v;
+    si[warp][lane] = wl.id;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    for (int w = 1; w < kLpWarps; ++w) {
+      const float x = lane < kLpList ? sv[w][lane] : kNegInf;
+      const std::int32_t i = lane < kLpList ? si[w][lane] : INT32_MAX;
+      wl.offer(x, i, lane);
     }
   }
   __syncthreads();
-  c.cl.sync();
-  if (c.rank == 0 && c.tid() == 0) {
-    float v[kMaxTopLogprobs];
-    std::int32_t ids[kMaxTopLogprobs];
-    int n = 0;
-    for (int r = 0; r < c.csize; ++r) {
-      const Picks* q = c.cl.map_shared_rank(&picks, r);
-      const int qn = min(q->n, static_cast<int>(kMaxTopLogprobs));
-      for (int i = 0; i < qn && n < k; ++i) {
-        // Insertion by (value desc, id asc).
-        const float qv = q->v[i];
-        const std::int32_t qi = q->id[i];
-        int at = n++;
-        while (at > 0 && (v[at - 1] < qv || (v[at - 1] == qv && ids[at - 1] > qi))) {
-          v[at] = v[at - 1];
-          ids[at] = ids[at - 1];
-          --at;
+}
+
+__device__ __forceinline__ double warp_sum(double s) {
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffU, s, o);
+  return s;
+}
+__device__ __forceinline__ float warp_max(float m) {
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffU, m, o));
+  return m;
+}
+
+struct LogprobsSmem {
+  float lv[kLpWarps][kLpList];
+  std::int32_t li[kLpWarps][kLpList];
+  float wmax[kLpWarps];
+  double wsum[kLpWarps];
+  bool last;
+};
+
+// Block max of m, then the block's sum of s * exp(m - max) (threads with
+// m = -inf add nothing). Every thread gets both.
+__device__ __forceinline__ void block_max_sum(float m, double s, LogprobsSmem& sm, float& max_out,
+                                              double& sum_out) {
+  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+  float bm = warp_max(m);
+  if (lane == 0) sm.wmax[warp] = bm;
+  __syncthreads();
+  bm = sm.wmax[0];
+  for (int w = 1; w < kLpWarps; ++w) bm = fmaxf(bm, sm.wmax[w]);
+  const double scaled =
+      m > kNegInf ? s * exp(static_cast<double>(m) - static_cast<double>(bm)) : 0.0;
+  const double ws = warp_sum(scaled);
+  if (lane == 0) sm.wsum[warp] = ws;
+  __syncthreads();
+  double total = 0.0;
+  for (int w = 0; w < kLpWarps; ++w) total += sm.wsum[w];
+  max_out = bm;
+  sum_out = total;
+  __syncthreads();  // wmax / wsum are reused
+}
+
+template <typename T, int W>
+__global__ void __launch_bounds__(kLpThreads) logprobs_kernel(LogprobsArgs a) {
+  __shared__ LogprobsSmem sm;
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31;
+  const int row = static_cast<int>(blockIdx.y);
+  const int split = static_cast<int>(blockIdx.x);
+  const T* x = static_cast<const T*>(a.logits) + static_cast<std::int64_t>(row) * a.vocab;
+  const std::int64_t begin = split * a.chunk;
+  const std::int64_t end = min(a.vocab, begin + a.chunk);
+
+  float m = kNegInf;
+  double s = 0.0;
+  bool nan = false;
+  WarpList wl;
+  for_each_group<T, W, kLpGroups, kLpThreads>(
+      x, begin, end, [&](const float(&v)[W], std::int64_t i0) {
+        float gm = kNegInf;
+#pragma unroll
+        for (int j = 0; j < W; ++j) {
+          nan |= v[j] != v[j];
+          gm = fmaxf(gm, v[j]);  // NaN-ignoring
         }
-        v[at] = qv;
-        ids[at] = qi;
-      }
+        if (gm > m) {
+          if (m > kNegInf) s *= exp(static_cast<double>(m) - static_cast<double>(gm));
+          m = gm;
+        }
+#pragma unroll
+        for (int j = 0; j < W; ++j) s += static_cast<double>(exp_f32(v[j] - m));
+        // Most groups cannot reach the list: one vote skips them.
+        if (__ballot_sync(0xffffffffU, gm > kNegInf && gm >= wl.tv) == 0U) return;
+#pragma unroll
+        for (int j = 0; j < W; ++j) wl.offer(v[j], static_cast<std::int32_t>(i0 + j), lane);
+      });
+  const int any_nan = __syncthreads_or(nan ? 1 : 0);
+  float bm = kNegInf;
+  double bs = 0.0;
+  block_max_sum(m, s, sm, bm, bs);
+  merge_warp_lists(wl, sm.lv, sm.li);
+  LogprobsPart& part = a.parts[static_cast<std::int64_t>(row) * a.splits + split];
+  if (tid < 32) {
+    if (lane < kLpList) {
+      part.v[lane] = wl.v;
+      part.id[lane] = wl.id;
     }
-    for (int i = 0; i < n; ++i) {
-      a.out.ids[row * kMaxTopLogprobs + i] = ids[i];
-      a.out.logprobs[row * kMaxTopLogprobs + i] =
-          static_cast<float>(static_cast<double>(v[i]) - lse);
+    if (lane == 0) {
+      part.sum = bs;
+      part.max = bm;
+      part.nan = any_nan;
     }
-    a.out.count[row] = n;
-    a.out.status[row] = 0;
-    const std::int32_t ch = a.chosen[row];
-    float cl = 0.0f;
-    if (ch >= 0 && ch < a.vocab) {
-      const float x =
-          a.bf16 ? load_elem(static_cast<const std::uint16_t*>(a.logits), row * a.vocab + ch)
-                 : load_elem(static_cast<const float*>(a.logits), row * a.vocab + ch);
-      cl = static_cast<float>(static_cast<double>(x) - lse);
-    }
-    a.out.chosen_logprob[row] = cl;
+    __threadfence();
   }
-  c.cl.sync();
+  __syncthreads();  // every writer has fenced before the count
+  if (tid == 0) sm.last = atomicAdd(&a.counters[row], 1U) == static_cast<unsigned>(a.splits - 1);
+  __syncthreads();
+  if (!sm.last) return;
+  __threadfence();
+
+  // The last block: the row's max and NaN flag, then its sum.
+  const LogprobsPart* parts = a.parts + static_cast<std::int64_t>(row) * a.splits;
+  float pm = kNegInf;
+  double ps = 0.0;
+  int pnan = 0;
+  for (int p = tid; p < a.splits; p += kLpThreads) {
+    // Other blocks wrote these: read through L2 (__ldcg), not a stale L1.
+    const float q = __ldcg(&parts[p].max);
+    const double qs = __ldcg(&parts[p].sum);
+    pnan |= __ldcg(&parts[p].nan);
+    // Threads hold several parts: combine them as block_max_sum does.
+    if (q > pm) {
+      ps = pm > kNegInf ? ps * exp(static_cast<double>(pm) - static_cast<double>(q)) : 0.0;
+      pm = q;
+    }
+    if (q > kNegInf) ps += qs * exp(static_cast<double>(q) - static_cast<double>(pm));
+  }
+  const int row_nan = __syncthreads_or(pnan);
+  float rm = kNegInf;
+  double total = 0.0;
+  block_max_sum(pm, ps, sm, rm, total);
+  const std::uint32_t k = a.k[row];
+  RowStatus st = RowStatus::kOk;
+  if (k > kMaxTopLogprobs) {
+    st = RowStatus::kInvalidParams;
+  } else if (row_nan != 0) {
+    st = RowStatus::kNanLogits;
+  } else if (rm == kNegInf) {
+    st = RowStatus::kNoViableToken;
+  } else if (rm == kPosInf) {
+    st = RowStatus::kNonFiniteLogits;
+  }
+  if (st != RowStatus::kOk || k == 0) {
+    if (tid == 0) {
+      a.out.count[row] = 0;
+      a.out.status[row] = static_cast<std::int32_t>(st);
+      a.out.chosen_logprob[row] = 0.0f;
+      a.counters[row] = 0;
+    }
+    return;
+  }
+  const double lse = static_cast<double>(rm) + log(total);
+
+  // The best of every part's list: warps take parts in turn, then fold.
+  WarpList all;
+  const int warp = tid >> 5;
+  for (int p = warp; p < a.splits; p += kLpWarps) {
+    const float qv = lane < kLpList ? __ldcg(&parts[p].v[lane]) : kNegInf;
+    const std::int32_t qi = lane < kLpList ? __ldcg(&parts[p].id[lane]) : INT32_MAX;
+    all.offer(qv, qi, lane);
+  }
+  merge_warp_lists(all, sm.lv, sm.li);
+  if (tid < 32) {
+    const bool listed = lane < static_cast<int>(k) && all.v > kNegInf;
+    if (listed) {
+      a.out.ids[row * kMaxTopLogprobs + lane] = all.id;
+      a.out.logprobs[row * kMaxTopLogprobs + lane] =
+          static_cast<float>(static_cast<double>(all.v) - lse);
+    }
+    const int n = __popc(__ballot_sync(0xffffffffU, listed));
+    if (lane == 0) {
+      a.out.count[row] = n;
+      a.out.status[row] = 0;
+      const std::int32_t ch = a.chosen[row];
+      float cl = 0.0f;
+      if (ch >= 0 && ch < a.vocab) {
+        const float xv = load_elem(x, ch);
+        cl = static_cast<float>(static_cast<double>(xv) - lse);
+      }
+      a.out.chosen_logprob[row] = cl;
+      a.counters[row] = 0;  // ready for the next launch (and graph replay)
+    }
+  }
 }
 
 }  // namespace nextok::cuda::dev

@@ -114,6 +114,12 @@ __device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, i
   const int n_local = local_count(a.vocab, c.base, a.slice_len);
   if (c.tid() == 0) bs.hist_buf = 0;
   const RowParams p = row_params(a, row);
+  if (!params_valid(p)) {  // every block of the cluster reads the same params
+    fail_row_params(a, row, c.base, c.base + n_local, c.tid(), kRowThreads,
+                    c.rank == 0 && c.tid() == 0);
+    c.cl.sync();
+    return;
+  }
   const std::uint32_t* mask =
       a.in.mask == nullptr ? nullptr
                            : a.in.mask + static_cast<std::int64_t>(row) * ((a.vocab + 31) / 32);

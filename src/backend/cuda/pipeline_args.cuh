@@ -42,6 +42,35 @@ __device__ __forceinline__ RowParams row_params(const PipelineArgs& a, int row) 
   return p;
 }
 
+// The host's checks of one row's params (SamplerConfig::validate,
+// PenaltyConfig::validate, Context::sample's temperature rule and the GPU's
+// filter orders), for params the kernels read from device memory unchecked
+// (Context::sample_device_params). Checked params always pass.
+__device__ __forceinline__ bool params_valid(const RowParams& p) {
+  const bool temperature = isfinite(p.temperature) && p.temperature >= 0.0f &&
+                           !(p.temperature > 0.0f && p.temperature < kGreedyTemperature);
+  const bool filters =
+      isfinite(p.top_p) && p.top_p >= 0.0f && p.top_k >= 0 && p.min_p >= 0.0f && p.min_p <= 1.0f;
+  const bool penalties = isfinite(p.repetition_penalty) && p.repetition_penalty > 0.0f &&
+                         isfinite(p.presence_penalty) && isfinite(p.frequency_penalty);
+  const bool order =
+      p.filter_order == FilterOrder::kSpec || p.filter_order == FilterOrder::kTopKFirst;
+  return temperature && filters && penalties && order;
+}
+
+// A row whose params fail params_valid: token -1, kInvalidParams, and a zero
+// distribution row. Threads [t0, t0 + n) of the row's blocks share the
+// writes; the caller's thread `t0` writes the token.
+__device__ __forceinline__ void fail_row_params(const PipelineArgs& a, int row, std::int64_t from,
+                                                std::int64_t to, int t, int n, bool writer) {
+  if (writer) {
+    a.out.tokens[row] = -1;
+    a.out.status[row] = static_cast<std::int32_t>(RowStatus::kInvalidParams);
+  }
+  if (a.out.probs != nullptr)
+    for (std::int64_t i = from + t; i < to; i += n) a.out.probs[row * a.vocab + i] = 0.0f;
+}
+
 // A row's status from its NaN flag, its history check and its max / argmax
 // (index INT32_MAX: nothing viable), in the host's order of checks.
 __device__ __forceinline__ RowStatus row_status(bool nan, bool bad_history, ArgMax best) {

@@ -171,6 +171,10 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const std::int64_t vocab = a.vocab;
   const RowParams p = row_params(a, row);
+  if (!params_valid(p)) {
+    fail_row_params(a, row, 0, vocab, tid, kRowThreads, tid == 0);
+    return;
+  }
   auto defer = [&] {
     if (tid == 0) a.list[atomicAdd(a.count, 1U)] = row;
   };
