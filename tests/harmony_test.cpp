@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fixtures.hpp"
+#include "nextok/chat.hpp"
 #include "nextok/error.hpp"
 #include "nextok/harmony.hpp"
 #include "nextok/mask.hpp"
@@ -213,7 +214,8 @@ std::vector<uint32_t> probe_ids(const Vocabulary& v) {
 }
 
 // Seeded walks; the mask must equal the reference on every probe at every
-// step. Control tokens are preferred now and then so that walks reach calls.
+// step, and come back after a rollback. Control tokens are preferred now
+// and then so that walks reach calls.
 // Returns the number of walks that ended their turn.
 int check_walks(const std::shared_ptr<const TokenIndex>& index, const std::vector<Tool>& tools,
                 bool allow_final, int walks, int steps) {
@@ -252,6 +254,20 @@ int check_walks(const std::shared_ptr<const TokenIndex>& index, const std::vecto
                                              [&](uint32_t e) { return bit(mask, e); }));
       c.advance(pick);
       ids.push_back(pick);
+      // Now and then undo the step (and a clone keeps the step): the mask
+      // comes back, whatever phase the token crossed into.
+      if (rng() % 3 == 0) {
+        const std::vector<uint32_t> before = mask;
+        auto kept = c.clone();
+        c.rollback(1);
+        c.step_mask(mask);
+        EXPECT_EQ(mask, before) << "rollback after token " << pick << " at step " << s;
+        c.advance(pick);
+        std::vector<uint32_t> a(mask.size()), b(mask.size());
+        c.step_mask(a);
+        kept->step_mask(b);
+        EXPECT_EQ(a, b) << "clone after token " << pick << " at step " << s;
+      }
     }
     ended += c.turn_ended();
   }
@@ -368,6 +384,50 @@ TEST(Harmony, GptOssVocabularyMatchesTheReference) {
     }
     EXPECT_TRUE(c.turn_ended()) << text;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The prompt side, pinned here on a small case (test_harmony.py checks the
+// renderer against transformers on the real template).
+TEST(HarmonyChat, DetectsTheTemplateAndRendersACall) {
+  const std::string source =
+      "{{- \"<|start|>system<|message|>\" }}Knowledge cutoff: 2024-06 Reasoning: "
+      "<|channel|>analysis<|message|> <|call|>";
+  const auto t = nextok::ChatTemplate::detect(source, "<|startoftext|>", "<|return|>");
+  ASSERT_EQ(t.format(), nextok::ChatFormat::kHarmony);
+  EXPECT_STREQ(nextok::chat_format_name(t.format()), "harmony");
+  std::vector<nextok::ChatMessage> m = {{"developer", "Be brief.", std::nullopt, {}},
+                                        {"user", "Weather?", std::nullopt, {}},
+                                        {"assistant", "", "Use the tool.", {{"ping", "{}"}}},
+                                        {"tool", "pong \"ok\"", std::nullopt, {}}};
+  nextok::ChatOptions opt;
+  opt.current_date = "2026-12-05";
+  opt.reasoning_effort = "low";
+  opt.tools = {R"({"type": "function", "function": {"name": "ping", "description": "Ping."}})"};
+  EXPECT_EQ(t.apply(m, opt),
+            "<|start|>system<|message|>You are ChatGPT, a large language model trained by "
+            "OpenAI.\nKnowledge cutoff: 2024-06\nCurrent date: 2026-12-05\n\nReasoning: low\n\n"
+            "# Valid channels: analysis, commentary, final. Channel must be included for every "
+            "message.\nCalls to these tools must go to the commentary channel: 'functions'."
+            "<|end|><|start|>developer<|message|># Instructions\n\nBe brief.\n\n# Tools\n\n"
+            "## functions\n\nnamespace functions {\n\n// Ping.\ntype ping = () => any;\n\n} // "
+            "namespace functions<|end|><|start|>user<|message|>Weather?<|end|>"
+            "<|start|>assistant<|channel|>analysis<|message|>Use the tool.<|end|>"
+            "<|start|>assistant to=functions.ping<|channel|>commentary json<|message|>{}<|call|>"
+            "<|start|>functions.ping to=assistant<|channel|>commentary<|message|>"
+            "\"pong \\\"ok\\\"\"<|end|><|start|>assistant");
+  // What the template refuses.
+  m.push_back({"assistant", "<|channel|>final<|message|>x", std::nullopt, {}});
+  EXPECT_THROW((void)t.apply(m, opt), nextok::Error);
+  const std::vector<nextok::ChatMessage> orphan = {{"user", "a", std::nullopt, {}},
+                                                   {"tool", "42", std::nullopt, {}}};
+  EXPECT_THROW((void)t.apply(orphan, opt), nextok::Error);
+  // Harmony's options elsewhere are refused.
+  const auto qwen = nextok::ChatTemplate::of_format(nextok::ChatFormat::kQwen3, "", "<|im_end|>");
+  EXPECT_THROW((void)qwen.apply(orphan, opt), nextok::Error);
 }
 
 }  // namespace

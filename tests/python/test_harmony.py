@@ -125,6 +125,24 @@ SEARCH = {"type": "function", "function": {
 PING = {"type": "function", "function": {"name": "ping", "description": "Liveness check."}}
 TOOLS = [WEATHER, SEARCH, PING]
 
+# Schema shapes the template's type macro treats specially (rendering only).
+EDGE = {"type": "function", "function": {
+    "name": "edge", "description": "Odd schemas.",
+    "parameters": {"type": "object", "properties": {
+        "mode": {"oneOf": [{"type": "string", "default": "fast"}, {"type": "integer", "description": "n"}],
+                 "default": "fast"},
+        "objs": {"oneOf": [{"type": "object"}, {"type": "object", "properties": {"a": {"type": "string"}}}]},
+        "kinds": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+        "grid": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}, "nullable": True},
+        "bare": {"type": "array"}, "maybe": {"type": "array", "nullable": True},
+        "wide": {"type": "array", "items": {"type": "object", "properties": {
+            "alpha": {"type": "string"}, "beta": {"type": "integer"}, "gamma": {"type": "boolean"}}}},
+        "either": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "ref": {"$ref": "#/x"},
+        "level": {"type": "string", "enum": ["low", "high"], "default": "low"},
+        "ratio": {"type": "number", "default": 1.5}, "on": {"type": "boolean", "default": True},
+        "tags": {"type": ["string", "integer"], "default": None}},
+        "required": ["mode", "grid"]}}}
+
 CASES = {
     "single_user": ([_m("user", "Hello")], None),
     "system_user": ([_m("system", "You are terse."), _m("user", "Hi")], None),
@@ -151,6 +169,7 @@ CASES = {
                             tool_calls=[_call("ping", {})]),
                          _m("tool", "pong"), _m("assistant", "It is up."), _m("user", "Thanks")],
                         TOOLS),
+    "edge_schemas": ([_m("user", "x")], [EDGE, PING]),
     "two_calls": ([_m("user", "Both?"),
                    _m("assistant", "", tool_calls=[_call("ping", {}), _call("get_weather", {"city": "X"})]),
                    _m("tool", "pong"), _m("tool", "sun")], TOOLS),
