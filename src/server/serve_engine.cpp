@@ -74,6 +74,14 @@ std::vector<std::int32_t> ServeEngine::prompt_ids(const ApiRequest& r,
                      "this model has no chat template; use /v1/completions", "messages",
                      "unsupported");
     }
+    // Harmony calls need their own constraint and parser (nextok/harmony.hpp),
+    // not the Hermes tags below; the runtime cannot run gpt-oss anyway.
+    if (template_->format() == ChatFormat::kHarmony && r.tools.active()) {
+      throw ApiError(400, "invalid_request_error",
+                     "tool calls in gpt-oss harmony are not served (docs/tool-calls.md); "
+                     "tool_choice none is accepted",
+                     "tools", "unsupported");
+    }
     ChatOptions co;
     co.enable_thinking = r.enable_thinking;
     for (const ToolSpec& t : r.tools.tools) co.tools.push_back(t.rendered);
