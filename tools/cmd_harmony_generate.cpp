@@ -30,6 +30,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Args {
   std::string tokenizer, messages_json, tools_json, tool_choice = "auto", reasoning_effort, date;
+  std::string walk;  // token-id sequences to walk, one JSON array a line
   size_t count = 0;
   size_t max_tokens = 256;
   uint64_t seed = 0;
@@ -102,6 +103,36 @@ json turn_json(const HarmonyTurn& turn) {
           {"messages", messages}};
 }
 
+// Completeness: each line's ids are stepped through the masks; a refused id
+// is reported with its position.
+void walk(const std::shared_ptr<const HarmonyCallGrammar>& grammar, const Vocabulary& vocab,
+          const std::string& lines) {
+  std::vector<uint32_t> mask(bitmask_words(vocab.size()));
+  size_t k = 0;
+  for (size_t at = 0; at < lines.size(); ++k) {
+    const size_t eol = std::min(lines.find('\n', at), lines.size());
+    const std::string line = lines.substr(at, eol - at);
+    at = eol + 1;
+    if (line.empty()) continue;
+    const auto ids = json::parse(line).get<std::vector<uint32_t>>();
+    HarmonyCallConstraint c(grammar);
+    json out = {{"walk", k}, {"tokens", ids.size()}};
+    bool ok = true;
+    for (size_t i = 0; i < ids.size() && ok; ++i) {
+      c.step_mask(mask);
+      if (ids[i] >= vocab.size() || !((mask[ids[i] >> 5] >> (ids[i] & 31)) & 1u)) {
+        ok = false;
+        out["refused_at"] = i;
+      } else {
+        c.advance(ids[i]);
+      }
+    }
+    out["accepted"] = ok;
+    out["ended"] = c.turn_ended();
+    print(out);
+  }
+}
+
 int run(const Args& a) {
   const Tokenizer tok = Tokenizer::from_path(a.tokenizer);
   const Vocabulary& vocab = tok.vocab();
@@ -116,7 +147,7 @@ int run(const Args& a) {
     const std::string prompt = tmpl.apply(parse_messages(a.messages_json), opt);
     print({{"prompt", prompt}, {"prompt_tokens", tok.encode(prompt).size()}});
   }
-  if (a.count == 0) return 0;
+  if (a.count == 0 && a.walk.empty()) return 0;
   const auto index = TokenIndex::build(tok.shared_vocab());
   const auto c0 = Clock::now();
   const auto grammar = HarmonyCallGrammar::build(index, call_format(a, index));
@@ -177,6 +208,7 @@ int run(const Args& a) {
     if (a.timing) line["mask_us"] = times;
     print(line);
   }
+  if (!a.walk.empty()) walk(grammar, vocab, read_file(a.walk));
   std::fflush(stdout);
   return 0;
 }
@@ -201,6 +233,7 @@ std::function<int()> add_harmony_generate(CLI::App& app) {
   cmd->add_option("--control-p", a->control_p, "Chance of picking among allowed control tokens");
   cmd->add_option("--close-p", a->close_p,
                   "Chance of picking among allowed tokens led by \" } or ]");
+  cmd->add_option("--walk", a->walk, "Token-id sequences to walk (a JSON array a line)");
   cmd->add_flag("--timing", a->timing, "Report every mask's time (microseconds)");
   return [=]() { return cmd->parsed() ? run(*a) : -1; };
 }

@@ -316,3 +316,45 @@ def test_tool_choice_none_and_unknown_names_are_refused(cli):
                             "--tools-json", json.dumps(TOOLS), "--tool-choice", choice, "--count", "1"],
                            capture_output=True, text=True)
         assert r.returncode == 2 and needle in r.stderr, r.stderr
+
+
+def test_turns_rendered_by_openai_harmony_are_accepted(cli, harmony, tmp_path):
+    """Completeness: assistant turns as openai-harmony writes them (its own
+    tokenization, both header forms) are read token by token to the end."""
+    oh, enc = harmony
+
+    def msg(text, channel, recipient=None, content_type=None):
+        m = oh.Message.from_role_and_content(oh.Role.ASSISTANT, text).with_channel(channel)
+        if recipient:
+            m = m.with_recipient(recipient)
+        return m.with_content_type(content_type) if content_type else m
+
+    def turn(*messages):
+        ids = [t for m in messages for t in enc.render(m)]
+        start = enc.encode("<|start|>assistant", allowed_special="all")
+        assert ids[:len(start)] == start
+        ids = ids[len(start):]  # the generation prompt
+        if ids[-1] == enc.encode("<|end|>", allowed_special="all")[0]:  # a final answer
+            ids[-1] = enc.encode("<|return|>", allowed_special="all")[0]
+        return ids
+
+    calls = [
+        turn(msg("The user wants weather.", "analysis"),
+             msg('{"city":"Paris","days":3}', "commentary", "functions.get_weather", "<|constrain|>json")),
+        turn(msg('{"query":"harmony","tags":["a","b"],"filters":{"year":2025}}', "commentary",
+                 "functions.search_docs", "<|constrain|>json")),
+        turn(msg("Checking first.", "commentary"), msg("{}", "commentary", "functions.ping", "json")),
+        turn(msg('{"city":"Oslo","unit":"celsius"}', "commentary", "functions.get_weather", "json")),
+    ]
+    finals = [turn(msg("Hello! How can I help?", "final")),
+              turn(msg("Simple greeting.", "analysis"), msg("Hi — 👋", "final"))]
+    for choice, turns, want in (("required", calls + finals, [True] * len(calls) + [False] * len(finals)),
+                                ("auto", calls + finals, [True] * (len(calls) + len(finals)))):
+        path = tmp_path / f"{choice}.jsonl"
+        path.write_text("".join(json.dumps(t) + "\n" for t in turns))
+        r = subprocess.run([cli, "harmony-generate", "--tokenizer", str(gpt_oss_dir()),
+                            "--tools-json", json.dumps(TOOLS), "--tool-choice", choice,
+                            "--walk", str(path)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        walks = [json.loads(line) for line in r.stdout.splitlines()[1:]]
+        assert [w["accepted"] and w["ended"] for w in walks] == want, (choice, walks)
