@@ -332,6 +332,46 @@ TEST(Harmony, ReadsACallRollsBackAndClones) {
   EXPECT_FALSE(turn.content.has_value());
 }
 
+TEST(Harmony, ParsesCutAndOddTurns) {
+  const auto vocab = fragment_vocab(false);
+  auto ids = [&](std::initializer_list<std::string_view> parts) {
+    std::vector<uint32_t> out;
+    for (const auto s : parts)
+      for (uint32_t i = 0; i < vocab->size(); ++i)
+        if (vocab->bytes(i) == s && (!s.starts_with("<|") || vocab->is_special(i))) {
+          out.push_back(i);
+          break;
+        }
+    return out;
+  };
+  // A call cut by the token limit is no call; its text stays a message.
+  auto t =
+      nextok::parse_harmony_turn(*vocab, ids({"<|channel|>", "commentary", " to", "=", "functions",
+                                              ".", "ping", " json", "<|message|>", "{"}));
+  ASSERT_EQ(t.messages.size(), 1u);
+  EXPECT_FALSE(t.messages[0].complete);
+  EXPECT_EQ(t.messages[0].recipient, "functions.ping");
+  EXPECT_TRUE(t.calls.empty());
+  // A preamble and a final answer are content, analysis is reasoning; text
+  // that spells a control token is text.
+  t = nextok::parse_harmony_turn(
+      *vocab, ids({"<|channel|>", "analysis",    "<|message|>", "Hello",      "<|end|>",
+                   "<|start|>",   "assistant",   "<|channel|>", "commentary", "<|message|>",
+                   " world",      "<|end|>",     "<|start|>",   "assistant",  "<|channel|>",
+                   "final",       "<|message|>", "x",           "\n",         "<|return|>"}));
+  ASSERT_EQ(t.messages.size(), 3u);
+  EXPECT_EQ(t.reasoning.value_or("?"), "Hello");
+  EXPECT_EQ(t.content.value_or("?"), " world\nx\n");
+  EXPECT_TRUE(t.calls.empty());
+  std::vector<uint32_t> spelled = ids({"<|channel|>", "final", "<|message|>", "x"});
+  for (uint32_t i = 0; i < vocab->size(); ++i)
+    if (vocab->bytes(i) == "<|end|>" && !vocab->is_special(i)) spelled.push_back(i);
+  t = nextok::parse_harmony_turn(*vocab, spelled);
+  ASSERT_EQ(t.messages.size(), 1u);
+  EXPECT_EQ(t.messages[0].content, "x<|end|>");
+  EXPECT_FALSE(t.messages[0].complete);
+}
+
 TEST(Harmony, RejectsBadFormatsAndForeignVocabularies) {
   const auto index = TokenIndex::build(fragment_vocab(false));
   auto f = format_of(make_tools(index, true), true);
