@@ -86,7 +86,7 @@ def sample_cuda(
         _nextok._cuda_sample(
             logits, mask, rng, tokens, status, probs, history, history_len, bias_offsets,
             bias_ids, bias_values, stream, temperature, top_p, top_k, min_p, filter_order,
-            repetition_penalty, presence_penalty, frequency_penalty, penalty_window,
+            repetition_penalty, presence_penalty, frequency_penalty, penalty_window, logit_bias,
         )
         chosen_lp = top_ids = top_lp = None
         if top_logprobs > 0:

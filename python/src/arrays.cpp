@@ -7,21 +7,30 @@ namespace nextok::py {
 
 namespace {
 
-const nb::dlpack::dtype kF32 = nb::dtype<float>();
-const nb::dlpack::dtype kBF16{static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
-const nb::dlpack::dtype kI32 = nb::dtype<std::int32_t>();
-const nb::dlpack::dtype kU32 = nb::dtype<std::uint32_t>();
-
 std::string dtype_str(nb::dlpack::dtype d) {
   const char* code = "?";
   switch (static_cast<nb::dlpack::dtype_code>(d.code)) {
-    case nb::dlpack::dtype_code::Int: code = "int"; break;
-    case nb::dlpack::dtype_code::UInt: code = "uint"; break;
-    case nb::dlpack::dtype_code::Float: code = "float"; break;
-    case nb::dlpack::dtype_code::Bfloat: code = "bfloat"; break;
-    case nb::dlpack::dtype_code::Complex: code = "complex"; break;
-    case nb::dlpack::dtype_code::Bool: code = "bool"; break;
-    default: code = "float8/other "; break;
+    case nb::dlpack::dtype_code::Int:
+      code = "int";
+      break;
+    case nb::dlpack::dtype_code::UInt:
+      code = "uint";
+      break;
+    case nb::dlpack::dtype_code::Float:
+      code = "float";
+      break;
+    case nb::dlpack::dtype_code::Bfloat:
+      code = "bfloat";
+      break;
+    case nb::dlpack::dtype_code::Complex:
+      code = "complex";
+      break;
+    case nb::dlpack::dtype_code::Bool:
+      code = "bool";
+      break;
+    default:
+      code = "float8/other ";
+      break;
   }
   return code + std::to_string(d.bits);
 }
@@ -60,9 +69,8 @@ template <class A>
 DType logits_dtype(const A& a, const char* name) {
   if (a.dtype() == kF32) return DType::kF32;
   if (a.dtype() == kBF16) return DType::kBF16;
-  throw nb::type_error((std::string(name) + " must be float32 or bfloat16, got " +
-                        dtype_str(a.dtype()))
-                           .c_str());
+  throw nb::type_error(
+      (std::string(name) + " must be float32 or bfloat16, got " + dtype_str(a.dtype())).c_str());
 }
 
 }  // namespace
@@ -98,8 +106,12 @@ BitmaskView any_bitmask(const A& a, const char* name) {
 
 }  // namespace
 
-BitmaskView bitmask_view(const MutArray& a, const char* name) { return any_bitmask(a, name); }
-BitmaskView bitmask_view_ro(const AnyArray& a, const char* name) { return any_bitmask(a, name); }
+BitmaskView bitmask_view(const MutArray& a, const char* name) {
+  return any_bitmask(a, name);
+}
+BitmaskView bitmask_view_ro(const AnyArray& a, const char* name) {
+  return any_bitmask(a, name);
+}
 
 std::span<const std::uint32_t> bitmask_row(const AnyArray& a, const char* name) {
   require_cpu_2d(a, name);

@@ -16,8 +16,17 @@ namespace nextok::py {
 
 namespace nb = nanobind;
 
-using AnyArray = nb::ndarray<nb::ro>;   // read-only access is enough
-using MutArray = nb::ndarray<>;         // written in place
+using AnyArray = nb::ndarray<nb::ro>;  // read-only access is enough
+using MutArray = nb::ndarray<>;        // written in place
+
+// The element types the extension accepts.
+inline const nb::dlpack::dtype kF32 = nb::dtype<float>();
+inline const nb::dlpack::dtype kBF16{static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16,
+                                     1};
+inline const nb::dlpack::dtype kI32 = nb::dtype<std::int32_t>();
+inline const nb::dlpack::dtype kU32 = nb::dtype<std::uint32_t>();
+inline const nb::dlpack::dtype kI64 = nb::dtype<std::int64_t>();
+inline const nb::dlpack::dtype kU64 = nb::dtype<std::uint64_t>();
 
 // A [B, W] (or [W], as B = 1) uint32 bitmask; int32 and uint32 accepted.
 struct BitmaskView {

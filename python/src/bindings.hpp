@@ -7,9 +7,13 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 
+#include "nextok/config.hpp"
 #include "nextok/grammar.hpp"
 #include "nextok/json_schema.hpp"
 #include "nextok/vocab.hpp"
@@ -79,6 +83,19 @@ struct Matcher {
   std::shared_ptr<const TokenizerInfo> info;
   std::size_t words() const noexcept { return (info->vocab_size + 31) / 32; }
 };
+
+// One request's sampling parameters as the Python calls take them, checked
+// (NextokError naming the bad one).
+struct Configs {
+  SamplerConfig sampler;
+  PenaltyConfig penalties;
+};
+Configs make_configs(float temperature, float top_p, std::int32_t top_k, float min_p,
+                     std::optional<std::uint64_t> seed, std::uint32_t top_logprobs,
+                     const std::string& filter_order, float repetition_penalty,
+                     float presence_penalty, float frequency_penalty,
+                     const std::optional<std::unordered_map<std::int32_t, float>>& logit_bias,
+                     std::uint32_t penalty_window);
 
 void bind_errors(nb::module_& m);
 void bind_vocab(nb::module_& m);

@@ -8,6 +8,7 @@
 // CUDA every call raises NextokError (code "unsupported").
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unordered_map.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
@@ -26,13 +27,6 @@
 namespace nextok::py {
 
 namespace {
-
-const nb::dlpack::dtype kF32 = nb::dtype<float>();
-const nb::dlpack::dtype kBF16{static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
-const nb::dlpack::dtype kI32 = nb::dtype<std::int32_t>();
-const nb::dlpack::dtype kU32 = nb::dtype<std::uint32_t>();
-const nb::dlpack::dtype kI64 = nb::dtype<std::int64_t>();
-const nb::dlpack::dtype kU64 = nb::dtype<std::uint64_t>();
 
 [[noreturn]] void bad_value(const char* name, const std::string& what) {
   throw nb::value_error((std::string(name) + " " + what).c_str());
@@ -126,24 +120,16 @@ void bind_cuda(nb::module_& m) {
          const std::optional<AnyArray>& bias_values, std::uintptr_t stream, float temperature,
          float top_p, std::int32_t top_k, float min_p, const std::string& filter_order,
          float repetition_penalty, float presence_penalty, float frequency_penalty,
-         std::uint32_t penalty_window) {
+         std::uint32_t penalty_window,
+         const std::optional<std::unordered_map<std::int32_t, float>>& logit_bias) {
         const CudaLogits l = cuda_logits(logits, stream);
         const std::int64_t b = l.view.rows, v = l.view.vocab;
-        SamplerConfig sc;
-        sc.temperature = temperature;
-        sc.top_p = top_p;
-        sc.top_k = top_k;
-        sc.min_p = min_p;
-        sc.filter_order = parse_filter_order(filter_order.c_str());
-        sc.validate();
-        PenaltyConfig pc;
-        pc.repetition_penalty = repetition_penalty;
-        pc.presence_penalty = presence_penalty;
-        pc.frequency_penalty = frequency_penalty;
-        pc.window = penalty_window;
-        pc.validate();
+        // The same checks as the CPU path; the bias itself comes as arrays.
+        const Configs c = make_configs(temperature, top_p, top_k, min_p, std::nullopt, 0,
+                                       filter_order, repetition_penalty, presence_penalty,
+                                       frequency_penalty, logit_bias, penalty_window);
         const std::vector<cuda::RowParams> params(static_cast<std::size_t>(b),
-                                                  cuda::RowParams::from(sc, pc));
+                                                  cuda::RowParams::from(c.sampler, c.penalties));
         cuda::PipelineInputs in;
         if (mask) {
           require_dtype(*mask, "mask", {kI32, kU32}, "int32 (or uint32)");
@@ -193,6 +179,7 @@ void bind_cuda(nb::module_& m) {
       nb::arg("bias_values").none(), nb::arg("stream"), nb::arg("temperature"), nb::arg("top_p"),
       nb::arg("top_k"), nb::arg("min_p"), nb::arg("filter_order"), nb::arg("repetition_penalty"),
       nb::arg("presence_penalty"), nb::arg("frequency_penalty"), nb::arg("penalty_window"),
+      nb::arg("logit_bias").none(),
       "Enqueues the sampling pipeline on `stream` for CUDA logits (nextok.sample calls it).");
   m.def(
       "_cuda_top_logprobs",

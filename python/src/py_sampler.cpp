@@ -23,38 +23,6 @@ namespace nextok::py {
 
 namespace {
 
-struct Configs {
-  SamplerConfig sampler;
-  PenaltyConfig penalties;
-};
-
-Configs make_configs(float temperature, float top_p, std::int32_t top_k, float min_p,
-                     std::optional<std::uint64_t> seed, std::uint32_t top_logprobs,
-                     const std::string& filter_order, float repetition_penalty,
-                     float presence_penalty, float frequency_penalty,
-                     const std::optional<std::unordered_map<std::int32_t, float>>& logit_bias,
-                     std::uint32_t penalty_window) {
-  Configs c;
-  c.sampler.temperature = temperature;
-  c.sampler.top_p = top_p;
-  c.sampler.top_k = top_k;
-  c.sampler.min_p = min_p;
-  c.sampler.seed = seed;
-  c.sampler.top_logprobs_k = top_logprobs;
-  c.sampler.filter_order = parse_filter_order(filter_order.c_str());
-  c.penalties.repetition_penalty = repetition_penalty;
-  c.penalties.presence_penalty = presence_penalty;
-  c.penalties.frequency_penalty = frequency_penalty;
-  if (logit_bias) {
-    for (const auto& [id, bias] : *logit_bias) c.penalties.logit_bias.emplace_back(id, bias);
-    std::sort(c.penalties.logit_bias.begin(), c.penalties.logit_bias.end());
-  }
-  c.penalties.window = penalty_window;
-  c.sampler.validate();
-  c.penalties.validate();
-  return c;
-}
-
 LogitsView one_row(const AnyArray& logits) {
   const LogitsView v = logits_view(logits, "logits");
   if (v.rows != 1)
@@ -180,6 +148,33 @@ SampleOutput sample_batch(const AnyArray& logits, const std::optional<AnyArray>&
 }
 
 }  // namespace
+
+Configs make_configs(float temperature, float top_p, std::int32_t top_k, float min_p,
+                     std::optional<std::uint64_t> seed, std::uint32_t top_logprobs,
+                     const std::string& filter_order, float repetition_penalty,
+                     float presence_penalty, float frequency_penalty,
+                     const std::optional<std::unordered_map<std::int32_t, float>>& logit_bias,
+                     std::uint32_t penalty_window) {
+  Configs c;
+  c.sampler.temperature = temperature;
+  c.sampler.top_p = top_p;
+  c.sampler.top_k = top_k;
+  c.sampler.min_p = min_p;
+  c.sampler.seed = seed;
+  c.sampler.top_logprobs_k = top_logprobs;
+  c.sampler.filter_order = parse_filter_order(filter_order.c_str());
+  c.penalties.repetition_penalty = repetition_penalty;
+  c.penalties.presence_penalty = presence_penalty;
+  c.penalties.frequency_penalty = frequency_penalty;
+  if (logit_bias) {
+    for (const auto& [id, bias] : *logit_bias) c.penalties.logit_bias.emplace_back(id, bias);
+    std::sort(c.penalties.logit_bias.begin(), c.penalties.logit_bias.end());
+  }
+  c.penalties.window = penalty_window;
+  c.sampler.validate();
+  c.penalties.validate();
+  return c;
+}
 
 void bind_sampler(nb::module_& m) {
   nb::class_<Step>(m, "SampleStep", "One Sampler.step result.")

@@ -324,13 +324,7 @@ TEST(CudaLogprobs, HardRowsMatchHost) {
           }
           b.f32[static_cast<std::size_t>(r * vocab + i)] = x;
         }
-      if (dt == DType::kBF16) {
-        b.bf16.resize(b.f32.size());
-        for (std::size_t i = 0; i < b.f32.size(); ++i) {
-          b.bf16[i] = cpu::f32_to_bf16(b.f32[i]);
-          b.f32[i] = cpu::bf16_to_f32(b.bf16[i]);
-        }
-      }
+      if (dt == DType::kBF16) round_to_bf16(b);
       DevLogits dl(b);
       for (std::uint32_t kk : {1U, 7U, 20U}) {
         const std::vector<std::uint32_t> k(kRows, kk);

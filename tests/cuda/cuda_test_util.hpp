@@ -54,6 +54,16 @@ struct Batch {
   }
 };
 
+// Fills b.bf16 from b.f32 and rounds b.f32 to the bf16 values (what the
+// host then reads).
+inline void round_to_bf16(Batch& b) {
+  b.bf16.resize(b.f32.size());
+  for (std::size_t i = 0; i < b.f32.size(); ++i) {
+    b.bf16[i] = cpu::f32_to_bf16(b.f32[i]);
+    b.f32[i] = cpu::bf16_to_f32(b.bf16[i]);
+  }
+}
+
 // Logits with a per-row spread; `ties` rounds to a coarse grid so equal
 // values (and, in bf16, equal weights) are common.
 inline Batch random_batch(std::mt19937_64& g, std::int64_t rows, std::int64_t vocab, DType dt) {
@@ -72,13 +82,7 @@ inline Batch random_batch(std::mt19937_64& g, std::int64_t rows, std::int64_t vo
       b.f32[static_cast<std::size_t>(r * vocab + i)] = x;
     }
   }
-  if (dt == DType::kBF16) {
-    b.bf16.resize(b.f32.size());
-    for (std::size_t i = 0; i < b.f32.size(); ++i) {
-      b.bf16[i] = cpu::f32_to_bf16(b.f32[i]);
-      b.f32[i] = cpu::bf16_to_f32(b.bf16[i]);
-    }
-  }
+  if (dt == DType::kBF16) round_to_bf16(b);
   return b;
 }
 
