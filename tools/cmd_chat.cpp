@@ -137,7 +137,8 @@ std::function<int()> add_chat(CLI::App& app) {
   sub->add_option("--reasoning-effort", a->reasoning_effort,
                   "gpt-oss harmony: the system message's reasoning effort (default medium)");
   sub->add_option("--date", a->date,
-                  "gpt-oss harmony: the system message's current date (default today, local)");
+                  "gpt-oss harmony: the system message's current date (default today, local); "
+                  "Llama 3.1: the template's date_string");
   return [a, sub, file, text, cfg, tok]() {
     if (!sub->parsed()) return -1;
     if (cfg->count() == 0 && tok->count() == 0) {

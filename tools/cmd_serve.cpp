@@ -17,6 +17,10 @@ std::function<int()> add_serve(CLI::App& app) {
                   "default (SmolLM2-135M-Instruct, fetched once) or a GGUF path");
   cmd->add_option("--model-id", o->engine.model_id,
                   "Name in /v1/models (default: the file's stem)");
+  cmd->add_option("--chat-template-file", o->engine.chat_template_file,
+                  "A Jinja chat template to use instead of the model's (a supported family, "
+                  "docs/chat.md)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--host", o->host, "Address to bind (loopback by default)");
   cmd->add_option("--port", o->port, "Port (0 = any free port)")->check(CLI::Range(0, 65535));
   cmd->add_option("--threads", o->engine.threads, "Model threads (0 = every core)");

@@ -36,17 +36,22 @@ struct ChatOptions {
   // (Python json.dumps: ", " and ": ", keys in their order). Qwen3 and ChatML
   // render them Hermes-style (docs/tool-calls.md); other families refuse.
   std::vector<std::string> tools;
-  // gpt-oss harmony only: the system message's "Reasoning:" (unset:
-  // "medium") and "Current date:" (unset: today's local date, as the
-  // template's strftime_now).
+  // gpt-oss harmony only: the system message's "Reasoning:" (unset: "medium").
   std::optional<std::string> reasoning_effort;
+  // Harmony's "Current date:" (unset: today's local date, as the template's
+  // strftime_now) and the long Llama 3.1 template's date_string, its "Today
+  // Date:" (unset: the template's default, "26 Jul 2024" for 3.1 and 3.3,
+  // today's "%d %b %Y" for 3.2).
   std::optional<std::string> current_date;
 };
 
-enum class ChatFormat { kChatML, kQwen3, kLlama3, kGemma, kHarmony };
+// kLlama3 is the short Llama 3 template; kLlama31 the long one (date header,
+// JSON tool calls) that Llama 3.1, 3.2 and 3.3 ship.
+enum class ChatFormat { kChatML, kQwen3, kLlama3, kGemma, kHarmony, kLlama31 };
 
 const char* chat_format_name(ChatFormat format) noexcept;
-// Whether the family renders tools and tool turns (Hermes-style <tool_call>).
+// Whether the family renders tools and tool turns (Hermes-style <tool_call>,
+// harmony calls, Llama 3.1's bare JSON calls).
 bool chat_format_has_tools(ChatFormat format) noexcept;
 
 class ChatTemplate {
@@ -74,16 +79,20 @@ class ChatTemplate {
 
  private:
   ChatTemplate(ChatFormat format, std::string bos, std::string eos,
-               std::optional<std::string> default_system)
+               std::optional<std::string> default_system, bool date_from_clock = false)
       : format_(format),
         bos_token_(std::move(bos)),
         eos_token_(std::move(eos)),
-        default_system_(std::move(default_system)) {}
+        default_system_(std::move(default_system)),
+        date_from_clock_(date_from_clock) {}
 
   ChatFormat format_;
   std::string bos_token_;
   std::string eos_token_;
   std::optional<std::string> default_system_;
+  // kLlama31: the template's default date is today's (Llama 3.2's
+  // strftime_now) rather than a fixed one.
+  bool date_from_clock_ = false;
 };
 
 }  // namespace nextok

@@ -16,13 +16,15 @@ const char* chat_format_name(ChatFormat format) noexcept {
       return "gemma";
     case ChatFormat::kHarmony:
       return "harmony";
+    case ChatFormat::kLlama31:
+      return "llama3.1";
   }
   return "unknown";
 }
 
 bool chat_format_has_tools(ChatFormat format) noexcept {
   return format == ChatFormat::kQwen3 || format == ChatFormat::kChatML ||
-         format == ChatFormat::kHarmony;
+         format == ChatFormat::kHarmony || format == ChatFormat::kLlama31;
 }
 
 ChatTemplate ChatTemplate::of_format(ChatFormat format, std::string bos_token,
@@ -38,10 +40,18 @@ std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
                                 const ChatOptions& opt) const {
   // Harmony has its own roles (developer) and options: it checks them itself.
   if (format_ == ChatFormat::kHarmony) return chat_detail::render_harmony(messages, opt);
+  if (format_ == ChatFormat::kLlama31 && !opt.reasoning_effort && !opt.enable_thinking) {
+    // Its own roles (ipython) and checks; the date is its date_string.
+    const std::string date =
+        opt.current_date
+            ? *opt.current_date
+            : (date_from_clock_ ? chat_detail::strftime_now("%d %b %Y") : "26 Jul 2024");
+    return chat_detail::render_llama31(messages, opt, bos_token_, date);
+  }
   if (opt.reasoning_effort || opt.current_date) {
     throw Error(ErrorCode::kUnsupported, "reasoning_effort",
-                std::string("reasoning_effort and current_date are gpt-oss options; this "
-                            "template is ") +
+                std::string("reasoning_effort is a gpt-oss option, current_date a gpt-oss and "
+                            "Llama 3.1 one; this template is ") +
                     chat_format_name(format_));
   }
   const bool tools = chat_format_has_tools(format_);
@@ -66,6 +76,7 @@ std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
     case ChatFormat::kGemma:
       return chat_detail::render_gemma(messages, opt, bos_token_);
     case ChatFormat::kHarmony:
+    case ChatFormat::kLlama31:
       break;  // rendered above
   }
   throw Error(ErrorCode::kUnsupported, "format", "unknown chat format");

@@ -11,8 +11,8 @@ namespace nextok {
 namespace {
 
 constexpr const char* kSupported =
-    "supported: Qwen3, Llama 3 (short template), Gemma 3, ChatML (SmolLM2-style), gpt-oss "
-    "harmony";
+    "supported: Qwen3, Llama 3 (short template), Llama 3.1/3.2/3.3 (long template), Gemma 3, "
+    "ChatML (SmolLM2-style), gpt-oss harmony";
 
 bool has(std::string_view src, std::string_view marker) {
   return src.find(marker) != std::string_view::npos;
@@ -71,8 +71,25 @@ ChatTemplate ChatTemplate::detect(std::string_view src, std::string bos_token,
     return make(ChatFormat::kChatML, chatml_default_system(src));
   }
   if (has(src, "<|start_header_id|>") && has(src, "<|end_header_id|>") && has(src, "<|eot_id|>")) {
+    // The long template Llama 3.1, 3.2 and 3.3 ship: its date header, its
+    // tool instructions and its one-call rule, all of them.
+    constexpr std::array<std::string_view, 6> kLlama31 = {
+        "Cutting Knowledge Date: December 2023",
+        "Today Date: ",
+        "tools_in_user_message",
+        "Given the following functions, please respond with a JSON for a function call",
+        "\"parameters\": ",
+        "This model only supports single tool-calls at once!"};
+    bool llama31 = true;
+    for (auto m : kLlama31) llama31 = llama31 && has(src, m);
+    if (llama31) {
+      // 3.2 dates the system turn with strftime_now; 3.1 and 3.3 with a fixed default.
+      const bool clock = has(src, "strftime_now");
+      return ChatTemplate(ChatFormat::kLlama31, std::move(bos_token), std::move(eos_token),
+                          std::nullopt, clock);
+    }
     if (has(src, "Cutting Knowledge Date") || has(src, "tool")) {
-      unsupported("the long Llama 3.1+ template (date header, tools)");
+      unsupported("a Llama 3 template with a date header or tools other than Llama 3.1's");
     }
     return make(ChatFormat::kLlama3);
   }

@@ -41,6 +41,14 @@ std::string render_llama3(std::span<const ChatMessage> messages, const ChatOptio
 std::string render_gemma(std::span<const ChatMessage> messages, const ChatOptions& opt,
                          const std::string& bos_token);
 
+// The long Llama 3.1 template (llama31.cpp); `date` is its date_string. The
+// tools are shown as json.dumps(indent=4) writes them.
+std::string render_llama31(std::span<const ChatMessage> messages, const ChatOptions& opt,
+                           const std::string& bos_token, std::string_view date);
+std::string llama31_indented_json(std::string_view json_text);
+// The templates' strftime_now(format): the local time now.
+std::string strftime_now(const char* format);
+
 // gpt-oss harmony (harmony.cpp): the whole prompt, and the developer
 // message's `namespace functions { ... }` from the tools (harmony_tools.cpp).
 std::string render_harmony(std::span<const ChatMessage> messages, const ChatOptions& opt);

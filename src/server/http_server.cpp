@@ -145,6 +145,7 @@ void handle_responses(ServeEngine& engine, Exchange& ex) {
     engine.background().run(parse);
   else
     parse();
+  call.chat.tools.format = engine.tool_format();
   std::shared_ptr<Job> job = engine.prepare(call.chat, &ex.gone_flag());
   engine.submit(job);
   ex.on_gone([job] { job->cancel(); });
@@ -167,6 +168,7 @@ void handle_generation(ServeEngine& engine, Endpoint endpoint, Exchange& ex) {
   } else {
     r = parse_request(body, endpoint);
   }
+  r.tools.format = engine.tool_format();
   std::shared_ptr<Job> job = engine.prepare(r, &ex.gone_flag());
   ResponseMeta meta = ResponseMeta::make(r, engine.model_id(), engine.fingerprint());
   engine.submit(job);

@@ -26,13 +26,6 @@ json tool_calls_json(const std::vector<ParsedCall>& calls) {
   return out;
 }
 
-// How many bytes at the end of `s` could begin the tool-call tag.
-std::size_t tag_prefix_at_end(std::string_view s) {
-  for (std::size_t n = std::min(s.size(), kToolCallBegin.size() - 1); n > 0; --n)
-    if (kToolCallBegin.starts_with(s.substr(s.size() - n))) return n;
-  return 0;
-}
-
 json byte_list(std::string_view s) {
   json out = json::array();
   for (const unsigned char c : s) out.push_back(static_cast<int>(c));
@@ -102,6 +95,7 @@ ResponseMeta ResponseMeta::make(const ApiRequest& r, const std::string& model,
   m.top_logprobs = r.top_logprobs;
   m.include_usage = r.include_usage;
   m.tools = r.tools.active();
+  m.tool_format = r.tools.format;
   return m;
 }
 
@@ -135,7 +129,7 @@ json response_json(const ResponseMeta& meta, const Job& job, const Vocabulary& v
     json message = {{"role", "assistant"}, {"content", r.content}};
     bool calls = false;
     if (meta.tools) {
-      ParsedOutput parsed = parse_tool_output(r.content);
+      ParsedOutput parsed = parse_tool_output(r.content, meta.tool_format);
       calls = !parsed.calls.empty();
       message["content"] = parsed.content ? json(*parsed.content) : json(nullptr);
       if (calls) message["tool_calls"] = tool_calls_json(parsed.calls);
@@ -195,9 +189,7 @@ std::optional<json> ChunkWriter::token(const JobEvent& ev) {
     if (meta_.tools) {
       // Text goes out until a call may begin; the calls come in tool_tail().
       text_ += ev.content;
-      const std::size_t tag = text_.find(kToolCallBegin);
-      const std::size_t safe =
-          tag != std::string::npos ? tag : text_.size() - tag_prefix_at_end(text_);
+      const std::size_t safe = tool_text_safe_end(text_, meta_.tool_format);
       if (safe > shown_) {
         delta["content"] = text_.substr(shown_, safe - shown_);
         shown_ = safe;
@@ -231,7 +223,7 @@ std::vector<json> ChunkWriter::tool_tail() {
                   {"logprobs", nullptr},
                   {"finish_reason", nullptr}});
   };
-  const ParsedOutput parsed = parse_tool_output(text_);
+  const ParsedOutput parsed = parse_tool_output(text_, meta_.tool_format);
   calls_ = !parsed.calls.empty();
   if (!calls_) {
     // No call after all: the held-back text is content.

@@ -21,6 +21,7 @@ struct ResponseMeta {
   bool logprobs = false;
   bool include_usage = false;  // stream only
   bool tools = false;          // the output may hold tool calls (tools.hpp)
+  ToolFormat tool_format = ToolFormat::kHermes;
 
   static ResponseMeta make(const ApiRequest& r, const std::string& model,
                            const std::string& fingerprint);

@@ -279,7 +279,7 @@ json output_items(const ResponsesCall& call, const Job& job, const std::string& 
   std::optional<std::string> text = r.content;
   std::vector<ParsedCall> calls;
   if (call.chat.tools.active()) {
-    ParsedOutput p = parse_tool_output(r.content);
+    ParsedOutput p = parse_tool_output(r.content, call.chat.tools.format);
     text = p.content;
     calls = std::move(p.calls);
   }
@@ -381,19 +381,8 @@ std::vector<json> ResponsesStream::token(const JobEvent& ev) {
   if (ev.content.empty()) return out;
   text_ += ev.content;
   std::size_t safe = text_.size();
-  if (call_.chat.tools.active()) {
-    // Text goes out until a call may begin; calls come at the end.
-    const std::size_t tag = text_.find(kToolCallBegin);
-    if (tag != std::string::npos) {
-      safe = tag;
-    } else {
-      for (std::size_t n = std::min(text_.size(), kToolCallBegin.size() - 1); n > 0; --n)
-        if (kToolCallBegin.starts_with(std::string_view(text_).substr(text_.size() - n))) {
-          safe = text_.size() - n;
-          break;
-        }
-    }
-  }
+  // Text goes out until a call may begin; calls come at the end.
+  if (call_.chat.tools.active()) safe = tool_text_safe_end(text_, call_.chat.tools.format);
   if (safe > shown_) {
     if (!message_open_) open_message(out);
     out.push_back(
@@ -411,7 +400,7 @@ std::vector<json> ResponsesStream::closing(const Job& job) {
   close_reasoning(out);
   std::vector<ParsedCall> calls;
   if (call_.chat.tools.active()) {
-    ParsedOutput p = parse_tool_output(text_);
+    ParsedOutput p = parse_tool_output(text_, call_.chat.tools.format);
     calls = std::move(p.calls);
     if (calls.empty() && text_.size() > shown_) {
       // No call after all: the held-back text is content.

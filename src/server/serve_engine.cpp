@@ -1,6 +1,8 @@
 #include "serve_engine.hpp"
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "memory.hpp"
 #include "nextok/error.hpp"
@@ -33,8 +35,17 @@ ServeEngine::ServeEngine(const EngineOptions& options) : options_(options) {
                     0xffffffffffffull));
   fingerprint_ = fp;
   const Tokenizer& tok = model_->tokenizer();
-  if (tok.chat_template())
+  if (!options.chat_template_file.empty()) {
+    std::ifstream in(options.chat_template_file, std::ios::binary);
+    if (!in)
+      throw Error(ErrorCode::kIo, "chat_template_file",
+                  "cannot read the chat template " + options.chat_template_file.string());
+    std::ostringstream text;
+    text << in.rdbuf();
+    template_ = ChatTemplate::detect(text.str(), tok.bos_token(), tok.eos_token());
+  } else if (tok.chat_template()) {
     template_ = ChatTemplate::detect(*tok.chat_template(), tok.bos_token(), tok.eos_token());
+  }
   index_ = TokenIndex::build(tok.shared_vocab());
   any_object_ = JsonGrammar::any_object(index_);
   background_ = std::make_unique<BackgroundPool>(options.compile_slots);
@@ -46,6 +57,11 @@ ServeEngine::~ServeEngine() = default;
 
 void ServeEngine::shutdown() {
   loop_->shutdown();
+}
+
+ToolFormat ServeEngine::tool_format() const noexcept {
+  return template_ && template_->format() == ChatFormat::kLlama31 ? ToolFormat::kLlamaJson
+                                                                  : ToolFormat::kHermes;
 }
 
 bool ServeEngine::serves(const std::string& model) const {
@@ -165,7 +181,7 @@ std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r,
                           return CompiledFormat{
                               compile_schema(r.schema, r.schema_strict, cancel,
                                              "response_format.json_schema.schema"),
-                              nullptr};
+                              nullptr, nullptr};
                         },
                         cancel)
       .json;
@@ -191,7 +207,26 @@ std::shared_ptr<const JsonGrammar> ServeEngine::compile_schema(const std::string
 
 std::unique_ptr<ConstraintEngine> ServeEngine::constraint_for(
     const ApiRequest& r, const std::atomic<bool>* cancel) const {
-  const ToolRequest& t = r.tools;
+  ToolRequest t = r.tools;
+  t.format = tool_format();
+  if (t.active() && t.format == ToolFormat::kLlamaJson) {
+    // One bare call per turn (the template renders one): the whole output is
+    // the call under required/named, text or a call under auto.
+    const bool forced = t.choice != ToolChoice::kAuto;
+    const std::string schema = t.call_schema();
+    const std::string key =
+        std::string("t:L") + (forced ? "f" : "a") + (t.strict() ? "s:" : "l:") + schema;
+    CompiledFormat f = compile_cached(
+        key,
+        [&] {
+          CompiledFormat c{compile_schema(schema, t.strict(), cancel, "tools"), nullptr, nullptr};
+          if (!forced) c.either = JsonOrTextGrammar::build(index_, c.json, kPythonTag);
+          return c;
+        },
+        cancel);
+    if (forced) return std::make_unique<JsonConstraint>(f.json);
+    return std::make_unique<JsonOrTextConstraint>(f.either);
+  }
   if (t.active()) {
     const bool forced = t.choice != ToolChoice::kAuto;
     const std::string schema = t.call_schema();
@@ -207,7 +242,8 @@ std::unique_ptr<ConstraintEngine> ServeEngine::constraint_for(
           tf.text_before = !forced;
           tf.min_segments = forced ? 1 : 0;
           tf.max_segments = t.parallel ? StructuralTagFormat::kUnlimited : 1;
-          return CompiledFormat{tf.content, StructuralTagGrammar::build(index_, std::move(tf))};
+          return CompiledFormat{tf.content, StructuralTagGrammar::build(index_, std::move(tf)),
+                                nullptr};
         },
         cancel);
     return std::make_unique<StructuralTagConstraint>(f.tags);

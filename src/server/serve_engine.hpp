@@ -19,6 +19,7 @@
 #include "background_pool.hpp"
 #include "job.hpp"
 #include "nextok/chat.hpp"
+#include "nextok/json_or_text.hpp"
 #include "nextok/llama.hpp"
 #include "nextok/structural_tag.hpp"
 #include "request.hpp"
@@ -28,7 +29,10 @@ namespace nextok::server {
 
 struct EngineOptions {
   std::filesystem::path model_path;
-  std::string model_id;           // empty: the file's stem
+  std::string model_id;  // empty: the file's stem
+  // A Jinja chat template to use instead of the model's (recognised like the
+  // model's own, docs/chat.md); empty: the model's.
+  std::filesystem::path chat_template_file;
   unsigned threads = 0;           // model threads; 0 = every core
   std::uint32_t max_context = 0;  // 0 = the model's
   std::uint32_t default_max_tokens = 2048;
@@ -56,6 +60,8 @@ class ServeEngine {
   const std::string& fingerprint() const noexcept { return fingerprint_; }
   std::uint32_t context_length() const noexcept { return context_; }
   const Vocabulary& vocab() const noexcept { return model_->tokenizer().vocab(); }
+  // How the chat template writes tool calls (Hermes tags or Llama 3.1 JSON).
+  ToolFormat tool_format() const noexcept;
   // Whether a request's "model" names this one (empty and "default" do).
   bool serves(const std::string& model) const;
 
@@ -76,10 +82,11 @@ class ServeEngine {
  private:
   std::vector<std::int32_t> prompt_ids(const ApiRequest& r, std::string& rendered) const;
   // A compiled output format: a JSON grammar, and for tool calls the
-  // structural tag around it.
+  // structural tag around it or (Llama 3.1, auto) the text-or-call choice.
   struct CompiledFormat {
     std::shared_ptr<const JsonGrammar> json;
     std::shared_ptr<const StructuralTagGrammar> tags;
+    std::shared_ptr<const JsonOrTextGrammar> either;
   };
   std::unique_ptr<ConstraintEngine> constraint_for(const ApiRequest& r,
                                                    const std::atomic<bool>* cancel) const;

@@ -204,14 +204,15 @@ ToolRequest parse_tools(const ojson& body) {
 }
 
 std::string ToolRequest::call_schema() const {
+  const std::string key = format == ToolFormat::kLlamaJson ? "\"parameters\"" : "\"arguments\"";
   std::string any;
   std::size_t n = 0;
   for (const ToolSpec& t : tools) {
     if (choice == ToolChoice::kNamed && t.name != named) continue;
     if (n++) any += ", ";
     any += R"({"type": "object", "properties": {"name": {"const": )" +
-           nlohmann::json(t.name).dump() + R"(}, "arguments": )" + t.parameters +
-           R"(}, "required": ["name", "arguments"], "additionalProperties": false})";
+           nlohmann::json(t.name).dump() + "}, " + key + ": " + t.parameters +
+           R"(}, "required": ["name", )" + key + R"(], "additionalProperties": false})";
   }
   return n == 1 ? any : "{\"anyOf\": [" + any + "]}";
 }
@@ -222,7 +223,60 @@ bool ToolRequest::strict() const noexcept {
   return false;
 }
 
-ParsedOutput parse_tool_output(std::string_view text) {
+namespace {
+
+// Past leading whitespace and an optional <|python_tag|>.
+std::string_view llama_call_start(std::string_view text) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  std::string_view s = text.substr(std::min(text.find_first_not_of(kSpace), text.size()));
+  if (s.starts_with(kPythonTag)) {
+    s.remove_prefix(kPythonTag.size());
+    s = s.substr(std::min(s.find_first_not_of(kSpace), s.size()));
+  }
+  return s;
+}
+
+ParsedOutput parse_llama_output(std::string_view text) {
+  ParsedOutput out;
+  const std::string_view s = llama_call_start(text);
+  if (s.starts_with('{')) {
+    try {
+      const ojson call = ojson::parse(s);
+      const ojson* name = call.is_object() ? field(call, "name") : nullptr;
+      const ojson* args = call.is_object() ? field(call, "parameters") : nullptr;
+      if (!args && call.is_object()) args = field(call, "arguments");
+      if (name && name->is_string() && args && args->is_object()) {
+        out.calls.push_back({name->get<std::string>(), args->dump()});
+        return out;
+      }
+    } catch (const ojson::exception&) {
+      // Not one complete object (cut by max_tokens, or text after it): text.
+    }
+  }
+  out.content = std::string(text);
+  return out;
+}
+
+}  // namespace
+
+std::size_t tool_text_safe_end(std::string_view text, ToolFormat format) {
+  if (format == ToolFormat::kLlamaJson) {
+    const std::string_view s = llama_call_start(text);
+    // Undecided while blank, a prefix of the tag, or a call may be forming.
+    if (s.empty() || s.starts_with('{') ||
+        (s.size() < kPythonTag.size() && kPythonTag.starts_with(s)))
+      return 0;
+    return text.size();
+  }
+  const std::size_t tag = text.find(kToolCallBegin);
+  if (tag != std::string_view::npos) return tag;
+  for (std::size_t n = std::min(text.size(), kToolCallBegin.size() - 1); n > 0; --n)
+    if (kToolCallBegin.starts_with(text.substr(text.size() - n))) return text.size() - n;
+  return text.size();
+}
+
+ParsedOutput parse_tool_output(std::string_view text, ToolFormat format) {
+  if (format == ToolFormat::kLlamaJson) return parse_llama_output(text);
   ParsedOutput out;
   const std::size_t first = text.find(kToolCallBegin);
   std::string_view before = text.substr(0, std::min(first, text.size()));
