@@ -67,9 +67,14 @@ int choose_level(const cpu::ExpResult& r, const Active& a, const SamplerConfig& 
 // Every token outside the candidates has at least their whole mass above it,
 // so once that mass reaches the limit none of them survives top-p.
 bool contains_top_p(const std::vector<Candidate>& c, double limit) {
-  double mass = 0.0;
-  for (const Candidate& x : c) mass += static_cast<double>(x.weight);
-  return mass >= limit;
+  // Four partial sums: one chain of dependent adds cost ~1.5 ns a candidate
+  // (a flat row gathers all of them).
+  std::array<double, 4> mass{};
+  std::size_t i = 0;
+  for (; i + 4 <= c.size(); i += 4)
+    for (std::size_t l = 0; l < 4; ++l) mass[l] += static_cast<double>(c[i + l].weight);
+  for (; i < c.size(); ++i) mass[0] += static_cast<double>(c[i].weight);
+  return (mass[0] + mass[1]) + (mass[2] + mass[3]) >= limit;
 }
 
 void gather(std::span<const float> x, float threshold, Workspace::Impl& ws) {

@@ -24,41 +24,88 @@ struct Boundary {
   double above = 0.0;     // measure of candidates with key > v
 };
 
-constexpr std::array<int, 3> kShift = {21, 10, 0};
-constexpr std::array<std::uint32_t, 3> kBuckets = {2048, 2048, 1024};
+constexpr int kDigitBits = 11;
+constexpr std::uint32_t kMaxBuckets = 1U << kDigitBits;
 
 // Finds v with measure(key > v) < target <= measure(key >= v), where the
-// measure is the summed weight (by_mass) or the count.
+// measure is the summed weight (by_mass) or the count. The digits start
+// below the bits every key shares (a flat row's weights all lie in
+// [0.95, 1]: the top 11 bits would put them in one bucket, and every pass
+// would move all of them); the first, largest pass adds into four
+// interleaved histograms, so equal buckets do not form one chain of
+// dependent adds.
 Boundary radix_boundary(std::span<const Candidate> c, double target, bool by_mass,
                         Workspace::Impl& ws) {
-  static thread_local std::array<double, 2048> hist;
+  static thread_local std::array<std::array<double, kMaxBuckets>, 4> hists;
   Boundary b;
-  std::uint32_t prefix = 0;
+  if (c.empty()) return b;
+  // Four lanes: one min/max chain would wait on each compare.
+  std::array<float, 4> los{c[0].key, c[0].key, c[0].key, c[0].key}, his = los;
+  std::size_t j = 0;
+  for (; j + 4 <= c.size(); j += 4)
+    for (std::size_t l = 0; l < 4; ++l) {
+      los[l] = std::min(los[l], c[j + l].key);
+      his[l] = std::max(his[l], c[j + l].key);
+    }
+  for (; j < c.size(); ++j) {
+    los[0] = std::min(los[0], c[j].key);
+    his[0] = std::max(his[0], c[j].key);
+  }
+  const float lo = std::min(std::min(los[0], los[1]), std::min(los[2], los[3]));
+  const float hi = std::max(std::max(his[0], his[1]), std::max(his[2], his[3]));
+  auto measure = [&](const Candidate& x) { return by_mass ? static_cast<double>(x.weight) : 1.0; };
+  const std::uint32_t khi = order_bits(hi);
+  int bits = 32 - std::countl_zero(khi ^ order_bits(lo));  // the bits that differ
+  if (bits == 0) {                                         // one key: one tie group
+    double total = 0.0;
+    for (const Candidate& x : c) total += measure(x);
+    if (total < target) return b;
+    b.found = true;
+    b.key = khi;
+    return b;
+  }
+  std::uint32_t prefix = bits == 32 ? 0U : khi & ~((std::uint32_t{1} << bits) - 1U);
   std::span<const Candidate> cur = c;
   std::vector<Candidate>* bufs[2] = {&ws.scratch, &ws.scratch2};
-  for (int pass = 0; pass < 3; ++pass) {
-    const int shift = kShift[pass];
-    const std::uint32_t nb = kBuckets[pass];
-    std::fill(hist.begin(), hist.begin() + nb, 0.0);
-    for (const Candidate& x : cur)
-      hist[(order_bits(x.key) >> shift) & (nb - 1)] += by_mass ? static_cast<double>(x.weight) : 1.0;
+  for (int pass = 0; bits > 0; ++pass) {
+    const int width = std::min(bits, kDigitBits);
+    bits -= width;
+    const int shift = bits;
+    const std::uint32_t nb = std::uint32_t{1} << width;
+    const int ways = pass == 0 && cur.size() >= 4 * nb ? 4 : 1;
+    for (int h = 0; h < ways; ++h)
+      std::fill(hists[static_cast<std::size_t>(h)].begin(),
+                hists[static_cast<std::size_t>(h)].begin() + nb, 0.0);
+    auto bucket = [&](const Candidate& x) { return (order_bits(x.key) >> shift) & (nb - 1U); };
+    std::size_t i = 0;
+    if (ways == 4) {
+      for (; i + 4 <= cur.size(); i += 4)
+        for (std::size_t h = 0; h < 4; ++h) hists[h][bucket(cur[i + h])] += measure(cur[i + h]);
+    }
+    for (; i < cur.size(); ++i) hists[0][bucket(cur[i])] += measure(cur[i]);
     std::uint32_t chosen = nb;
     for (std::uint32_t k = nb; k-- > 0;) {
-      if (b.above + hist[k] >= target) {
+      double in_bucket = hists[0][k];
+      for (int h = 1; h < ways; ++h) in_bucket += hists[static_cast<std::size_t>(h)][k];
+      if (b.above + in_bucket >= target) {
         chosen = k;
         break;
       }
-      b.above += hist[k];
+      b.above += in_bucket;
     }
     if (chosen == nb) return Boundary{};  // never reached: keep everything
     prefix |= chosen << shift;
-    if (pass == 2) break;
+    if (bits == 0) break;
     // Keep only the chosen bucket for the next, finer pass.
-    const std::uint32_t hi_mask = ~((std::uint32_t{1} << shift) - 1);
-    std::vector<Candidate>& out = *bufs[pass];
-    out.clear();
-    for (const Candidate& x : cur)
-      if ((order_bits(x.key) & hi_mask) == prefix) out.push_back(x);
+    const std::uint32_t hi_mask = ~((std::uint32_t{1} << shift) - 1U);
+    std::vector<Candidate>& out = *bufs[pass % 2];
+    out.resize(cur.size());
+    std::size_t n = 0;
+    for (const Candidate& x : cur) {  // branch-free: most are dropped, unpredictably
+      out[n] = x;
+      n += (order_bits(x.key) & hi_mask) == prefix ? 1 : 0;
+    }
+    out.resize(n);
     cur = out;
   }
   b.found = true;
@@ -73,11 +120,9 @@ void split_at(std::vector<Candidate>& c, std::uint32_t key, Workspace::Impl& ws)
   std::size_t kept = 0;
   for (const Candidate& x : c) {
     const std::uint32_t k = order_bits(x.key);
-    if (k > key) {
-      c[kept++] = x;
-    } else if (k == key) {
-      ws.scratch.push_back(x);
-    }
+    c[kept] = x;  // branch-free keep (kept <= the index read)
+    kept += k > key ? 1 : 0;
+    if (k == key) ws.scratch.push_back(x);
   }
   c.resize(kept);
   std::sort(ws.scratch.begin(), ws.scratch.end(),
