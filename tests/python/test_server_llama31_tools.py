@@ -6,8 +6,9 @@ count equals that of transformers' rendering); required and named choices
 give exactly one call, even with parallel_tool_calls, whose arguments
 validate with jsonschema; auto gives text or a valid call, and a turn pushed
 to open with '{' is a valid call; streamed deltas
-reassemble to the non-streamed call; a history with a call and its result is
-accepted, two calls in one message are a 400; an unsupported template file
+reassemble to the non-streamed call, as do the Responses API's items and
+events; a history with a call and its result is accepted, two calls in one
+message are a 400; an unsupported template file
 stops the server with a clear error."""
 
 from __future__ import annotations
@@ -203,3 +204,19 @@ def test_unsupported_template_file_stops_the_server(cli, tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0
     assert "unsupported chat template" in r.stderr, r.stderr
+
+
+def test_responses_api_function_call(client):
+    """The Responses API reads the same format: one function_call item,
+    streamed arguments equal to the final ones, no text streamed."""
+    flat = [{"type": "function", **t["function"]} for t in TOOLS]
+    args = {"model": "default", "input": ASK, "tools": flat, "tool_choice": "required",
+            "max_output_tokens": 200, "temperature": 0}
+    r = client.responses.create(**args)
+    calls = [o for o in r.output if o.type == "function_call"]
+    assert len(calls) == 1 and not [o for o in r.output if o.type == "message"], r.output
+    jsonschema.validate(json.loads(calls[0].arguments), SCHEMAS[calls[0].name])
+    events = list(client.responses.create(stream=True, **args))
+    assert not [e for e in events if e.type == "response.output_text.delta"]
+    done = [e.arguments for e in events if e.type == "response.function_call_arguments.done"]
+    assert done == [calls[0].arguments]
