@@ -347,6 +347,21 @@ TEST(JsonOrText, DecidesOnTheFirstNonBlankByte) {
   text.advance(id("Sure {"));
   EXPECT_EQ(text.mode(), JsonOrTextConstraint::Mode::kText);
   EXPECT_TRUE(text.is_complete());
+  // Past the JSON grammar's whitespace limit (20) a value can no longer
+  // open, but text still can.
+  JsonOrTextConstraint blank(g);
+  for (int i = 0; i < 11; ++i) blank.advance(id("  "));
+  std::vector<uint32_t> mask(nextok::bitmask_words(vocab.size()));
+  blank.step_mask(mask);
+  EXPECT_FALSE(nextok::bitmask_allows(mask, id("{")));
+  EXPECT_FALSE(nextok::bitmask_allows(mask, id(" {")));
+  EXPECT_TRUE(nextok::bitmask_allows(mask, id("Hello")));
+  EXPECT_TRUE(nextok::bitmask_allows(mask, id("\n")));
+  EXPECT_TRUE(nextok::bitmask_allows(mask, id("<|eot_id|>")));
+  expect_code([&] { blank.advance(id("{")); }, ErrorCode::kInvalidArgument, "token");
+  blank.rollback(2);
+  blank.step_mask(mask);
+  EXPECT_TRUE(nextok::bitmask_allows(mask, id(" {")));
   // A second marker is text.
   JsonOrTextConstraint twice(g);
   twice.advance(id("<|python_tag|>"));
