@@ -281,8 +281,9 @@ TEST(Harmony, MasksEqualTheReferenceOnFragments) {
     int ended = check_walks(index, tools, true, 12, 40);                  // auto
     ended += check_walks(index, tools, false, 12, 40);                    // required
     ended += check_walks(index, make_tools(index, false), false, 8, 40);  // named
+    ended += check_walks(index, {}, true, 6, 40);                         // none
     EXPECT_GT(ended, 10) << "walks should reach the end of a turn";
-    std::printf("harmony fragments (call %s EOS): %d of 32 walks ended their turn\n",
+    std::printf("harmony fragments (call %s EOS): %d of 38 walks ended their turn\n",
                 call_is_eos ? "is" : "is not", ended);
   }
 }
@@ -379,7 +380,10 @@ TEST(Harmony, RejectsBadFormatsAndForeignVocabularies) {
   EXPECT_THROW(HarmonyCallGrammar::build(index, f), nextok::Error);
   f.tools[1].name = "bad name";
   EXPECT_THROW(HarmonyCallGrammar::build(index, f), nextok::Error);
-  EXPECT_THROW(HarmonyCallGrammar::build(index, HarmonyCallFormat{}), nextok::Error);
+  HarmonyCallFormat none;  // tool_choice none: no calls, a final answer
+  EXPECT_NO_THROW(HarmonyCallGrammar::build(index, none));
+  none.allow_final = false;  // nothing could end the turn
+  EXPECT_THROW(HarmonyCallGrammar::build(index, none), nextok::Error);
   // A vocabulary without harmony's control tokens (SmolLM2, Llama, Qwen).
   const std::vector<std::string> plain = {"a", "b", "<eos>"};
   const uint32_t eos = 2;

@@ -72,12 +72,11 @@ HarmonyCallFormat call_format(const Args& a, const std::shared_ptr<const TokenIn
   else
     body["tool_choice"] = {{"type", "function"}, {"function", {{"name", a.tool_choice}}}};
   const server::ToolRequest req = server::parse_tools(body);
-  if (!req.active())
-    throw Error(ErrorCode::kInvalidArgument, "tool_choice",
-                "no call to constrain: give --tools-json and a tool_choice other than none");
+  // tool_choice none (or no tools): a turn that may not call.
   HarmonyCallFormat f;
-  f.allow_final = req.choice == server::ToolChoice::kAuto;
+  f.allow_final = req.choice == server::ToolChoice::kAuto || !req.active();
   for (const server::ToolSpec& t : req.tools) {
+    if (!req.active()) break;
     if (req.choice == server::ToolChoice::kNamed && t.name != req.named) continue;
     JsonConstraintOptions opt;
     opt.strict = t.strict;
@@ -224,7 +223,7 @@ std::function<int()> add_harmony_generate(CLI::App& app) {
       ->required();
   cmd->add_option("--messages-json", a->messages_json, "Conversation to render (JSON array)");
   cmd->add_option("--tools-json", a->tools_json, "OpenAI tools (JSON array)");
-  cmd->add_option("--tool-choice", a->tool_choice, "auto, required or a function name");
+  cmd->add_option("--tool-choice", a->tool_choice, "auto, required, none or a function name");
   cmd->add_option("--reasoning-effort", a->reasoning_effort, "low, medium (default) or high");
   cmd->add_option("--date", a->date, "The system message's current date (default today)");
   cmd->add_option("--count", a->count, "Random generations");

@@ -41,7 +41,9 @@ struct HarmonyTool {
 };
 
 struct HarmonyCallFormat {
-  std::vector<HarmonyTool> tools;  // the functions a call may name; at least one
+  // The functions a call may name. None with allow_final: tool_choice
+  // "none", a turn that may not call (analysis, preambles, a final answer).
+  std::vector<HarmonyTool> tools;
   // tool_choice "auto": the turn may end with a final answer instead of a
   // call. False for "required" and a named choice (give that one tool).
   bool allow_final = true;
@@ -49,9 +51,10 @@ struct HarmonyCallFormat {
 
 class HarmonyCallGrammar {
  public:
-  // Throws Error{kInvalidArgument} for no tools, an empty or repeated name,
-  // a name with bytes outside [A-Za-z0-9_.-], or a grammar of another
-  // vocabulary; kUnsupported when the vocabulary lacks harmony's tokens.
+  // Throws Error{kInvalidArgument} for no tools and no final answer, an
+  // empty or repeated name, a name with bytes outside [A-Za-z0-9_.-], or a
+  // grammar of another vocabulary; kUnsupported when the vocabulary lacks
+  // harmony's tokens.
   static std::shared_ptr<const HarmonyCallGrammar> build(std::shared_ptr<const TokenIndex> index,
                                                          HarmonyCallFormat format);
   ~HarmonyCallGrammar();

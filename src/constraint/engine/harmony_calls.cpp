@@ -164,8 +164,9 @@ std::shared_ptr<const HarmonyCallGrammar> HarmonyCallGrammar::build(
     std::shared_ptr<const TokenIndex> index, HarmonyCallFormat format) {
   if (!index)
     throw Error(ErrorCode::kInvalidArgument, "index", "HarmonyCallGrammar needs a TokenIndex");
-  if (format.tools.empty())
-    throw Error(ErrorCode::kInvalidArgument, "tools", "a harmony call format needs a tool");
+  if (format.tools.empty() && !format.allow_final)
+    throw Error(ErrorCode::kInvalidArgument, "tools",
+                "a harmony turn without tools must be allowed a final answer");
   for (size_t i = 0; i < format.tools.size(); ++i) {
     const HarmonyTool& tool = format.tools[i];
     const std::string at = "tools[" + std::to_string(i) + "]";
