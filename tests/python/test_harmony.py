@@ -363,3 +363,44 @@ def test_turns_rendered_by_openai_harmony_are_accepted(cli, harmony, tmp_path):
         assert r.returncode == 0, r.stderr
         walks = [json.loads(line) for line in r.stdout.splitlines()[1:]]
         assert [w["accepted"] and w["ended"] for w in walks] == want, (choice, walks)
+
+
+def test_rendering_agrees_with_openai_harmony_where_the_template_does(cli, harmony):
+    """The second rendering oracle, on what the template and openai-harmony
+    write alike (docs/chat.md lists where they differ)."""
+    oh, enc = harmony
+    simple = {"type": "function", "function": {
+        "name": "lookup", "description": "Look a word up.",
+        "parameters": {"type": "object", "properties": {
+            "word": {"type": "string", "description": "The word"},
+            "lang": {"type": "string", "enum": ["en", "fr"]},
+            "limit": {"type": "integer"}, "exact": {"type": "boolean"},
+            "tags": {"type": "array", "items": {"type": "string"}}},
+            "required": ["word"]}}}
+    cases = [([_m("user", "Hello")], []),
+             ([_m("user", "Hi"), _m("assistant", "Hello!"), _m("user", "Define 'gist'.")], []),
+             ([_m("user", "Define 'gist'.")], [simple, PING])]
+    for messages, tools in cases:
+        r = subprocess.run([cli, "harmony-generate", "--tokenizer", str(gpt_oss_dir()),
+                            "--messages-json", json.dumps(messages), "--tools-json", json.dumps(tools),
+                            "--date", "2026-12-05", "--reasoning-effort", "high"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        ours = json.loads(r.stdout.splitlines()[0])["prompt"]
+        system = (oh.SystemContent.new().with_conversation_start_date("2026-12-05")
+                  .with_reasoning_effort(oh.ReasoningEffort.HIGH))
+        conv = [oh.Message.from_role_and_content(oh.Role.SYSTEM, system)]
+        if tools:
+            described = [oh.ToolDescription.new(t["function"]["name"], t["function"]["description"],
+                                                parameters=t["function"].get("parameters"))
+                         for t in tools]
+            conv.append(oh.Message.from_role_and_content(
+                oh.Role.DEVELOPER, oh.DeveloperContent.new().with_function_tools(described)))
+        for m in messages:
+            if m["role"] == "user":
+                conv.append(oh.Message.from_role_and_content(oh.Role.USER, m["content"]))
+            else:
+                conv.append(oh.Message.from_role_and_content(oh.Role.ASSISTANT, m["content"])
+                            .with_channel("final"))
+        ids = enc.render_conversation_for_completion(oh.Conversation.from_messages(conv), oh.Role.ASSISTANT)
+        assert ours == enc.decode_utf8(ids), messages
