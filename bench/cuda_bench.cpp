@@ -178,8 +178,14 @@ int main(int argc, char** argv) {
               {static_cast<std::int32_t*>(d_lp_ids), static_cast<float*>(d_lp),
                static_cast<std::int32_t*>(d_lp_n), static_cast<float*>(d_lp_chosen), st});
         };
-        emit("nextok_logprobs_top20", median_us(logprobs, 10, iters));
-        emit("nextok_logprobs_top20_b2b", b2b(logprobs));
+        for (const bool one_read : {false, true}) {
+          cuda::detail::set_logprobs_one_read(one_read);
+          const std::string name =
+              std::string("nextok_logprobs_top20_") + (one_read ? "one_read" : "cluster");
+          emit(name.c_str(), median_us(logprobs, 10, iters));
+          emit((name + "_b2b").c_str(), b2b(logprobs));
+        }
+        cuda::detail::set_logprobs_one_read(false);
         emit("nextok_masked_argmax",
              median_us([&] { ctx.argmax(v, static_cast<std::uint32_t*>(d_mask), tok, st); }, 10,
                        iters));

@@ -394,9 +394,11 @@ TEST(CudaLogprobs, MatchesHostTopK) {
   std::int64_t rows = 0, bad = 0;
   double worst = 0;
   cuda::Context ctx;
+  // rep 0: the cluster kernel, rep 1: the one-read kernel.
   for (int rep = 0; rep < 2; ++rep)
     for (DType dt : {DType::kF32, DType::kBF16})
       for (Shape s : kShapes) {
+        cuda::detail::set_logprobs_one_read(rep == 1);
         Batch b = random_batch(g, s.rows, s.vocab, dt);
         std::vector<std::uint32_t> k;
         std::vector<std::int32_t> chosen;
@@ -437,6 +439,7 @@ TEST(CudaLogprobs, MatchesHostTopK) {
                         static_cast<long long>(r), k[i]);
         }
       }
+  cuda::detail::set_logprobs_one_read(false);
   std::printf("logprobs: rows %lld, mismatches %lld, worst |dlogprob| %.3g\n",
               static_cast<long long>(rows), static_cast<long long>(bad), worst);
   EXPECT_GE(rows, 1000);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "backend/cuda/launch.hpp"
 #include "cuda/cuda_test_util.hpp"
 
 namespace nextok::test {
@@ -155,70 +156,73 @@ TEST(CudaGraph, CaptureReplayMatchesEagerAndReadsInputsAtReplay) {
   ASSERT_TRUE(gpu_present()) << "no CUDA device: run this suite on a GPU machine";
   std::mt19937_64 g(2024);
   int cases = 0;
-  for (DType dt : {DType::kF32, DType::kBF16})
-    for (std::int64_t rows : {1, 8, 64}) {  // 64: the streaming kernel, then the row list
-      constexpr std::int64_t kVocab = 151936;
-      Stream s;
-      cuda::Context ctx;
-      ctx.reserve(64, kVocab);
-      Step step(g, rows, kVocab, dt);
+  for (bool one_read : {false, true})
+    for (DType dt : {DType::kF32, DType::kBF16})
+      for (std::int64_t rows : {1, 8, 64}) {  // 64: the streaming kernel, then the row list
+        cuda::detail::set_logprobs_one_read(one_read);
+        constexpr std::int64_t kVocab = 151936;
+        Stream s;
+        cuda::Context ctx;
+        ctx.reserve(64, kVocab);
+        Step step(g, rows, kVocab, dt);
 
-      step.enqueue(ctx, s.s);
-      NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
-      const StepOut eager = step.read();
-      step.reset_rng();
+        step.enqueue(ctx, s.s);
+        NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
+        const StepOut eager = step.read();
+        step.reset_rng();
 
-      // Global mode: any allocation or synchronisation inside is an error.
-      cudaGraph_t graph = nullptr;
-      NEXTOK_CUDA_OK(cudaStreamBeginCapture(s.s, cudaStreamCaptureModeGlobal));
-      step.enqueue(ctx, s.s);
-      NEXTOK_CUDA_OK(cudaStreamEndCapture(s.s, &graph));
-      cudaGraphExec_t exec = nullptr;
-      NEXTOK_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-      NEXTOK_CUDA_OK(cudaGraphLaunch(exec, s.s));
-      NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
-      EXPECT_TRUE(step.read() == eager) << "replay differs from eager, B=" << rows;
+        // Global mode: any allocation or synchronisation inside is an error.
+        cudaGraph_t graph = nullptr;
+        NEXTOK_CUDA_OK(cudaStreamBeginCapture(s.s, cudaStreamCaptureModeGlobal));
+        step.enqueue(ctx, s.s);
+        NEXTOK_CUDA_OK(cudaStreamEndCapture(s.s, &graph));
+        cudaGraphExec_t exec = nullptr;
+        NEXTOK_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        NEXTOK_CUDA_OK(cudaGraphLaunch(exec, s.s));
+        NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
+        EXPECT_TRUE(step.read() == eager) << "replay differs from eager, B=" << rows;
 
-      // The same step replayed again (the counters the kernels reset).
-      step.reset_rng();
-      NEXTOK_CUDA_OK(cudaGraphLaunch(exec, s.s));
-      NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
-      EXPECT_TRUE(step.read() == eager) << "second replay differs, B=" << rows;
+        // The same step replayed again (the counters the kernels reset).
+        step.reset_rng();
+        NEXTOK_CUDA_OK(cudaGraphLaunch(exec, s.s));
+        NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
+        EXPECT_TRUE(step.read() == eager) << "second replay differs, B=" << rows;
 
-      // New logits, params and k in the same buffers: the replay reads them.
-      step.change(g);
-      step.reset_rng();
-      step.enqueue(ctx, s.s);
-      NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
-      const StepOut eager2 = step.read();
-      EXPECT_FALSE(eager2 == eager);
-      step.reset_rng();
-      NEXTOK_CUDA_OK(cudaGraphLaunch(exec, s.s));
-      NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
-      EXPECT_TRUE(step.read() == eager2) << "replay after new inputs differs, B=" << rows;
-      for (std::int32_t c : eager2.lp_cnt) EXPECT_EQ(c, 20);
+        // New logits, params and k in the same buffers: the replay reads them.
+        step.change(g);
+        step.reset_rng();
+        step.enqueue(ctx, s.s);
+        NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
+        const StepOut eager2 = step.read();
+        EXPECT_FALSE(eager2 == eager);
+        step.reset_rng();
+        NEXTOK_CUDA_OK(cudaGraphLaunch(exec, s.s));
+        NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
+        EXPECT_TRUE(step.read() == eager2) << "replay after new inputs differs, B=" << rows;
+        for (std::int32_t c : eager2.lp_cnt) EXPECT_EQ(c, 20);
 
-      // The device-params path gives what the host-params path gives.
-      std::vector<cuda::RowParams> host_params(step.n());
-      cudaMemcpy(host_params.data(), step.params.p, step.n() * sizeof(cuda::RowParams),
-                 cudaMemcpyDeviceToHost);
-      step.reset_rng();
-      LogitsView v = step.logits.view;
-      v.stream = s.s;
-      cuda::PipelineInputs in;
-      in.history = step.hist.p;
-      in.history_len = step.hist_len.p;
-      in.history_stride = Step::kStride;
-      ctx.sample(v, host_params, in, step.rng.p, {step.tok.p, step.st.p, nullptr});
-      NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
-      EXPECT_EQ(step.tok.get(), eager2.tok);
-      EXPECT_EQ(step.st.get(), eager2.st);
+        // The device-params path gives what the host-params path gives.
+        std::vector<cuda::RowParams> host_params(step.n());
+        cudaMemcpy(host_params.data(), step.params.p, step.n() * sizeof(cuda::RowParams),
+                   cudaMemcpyDeviceToHost);
+        step.reset_rng();
+        LogitsView v = step.logits.view;
+        v.stream = s.s;
+        cuda::PipelineInputs in;
+        in.history = step.hist.p;
+        in.history_len = step.hist_len.p;
+        in.history_stride = Step::kStride;
+        ctx.sample(v, host_params, in, step.rng.p, {step.tok.p, step.st.p, nullptr});
+        NEXTOK_CUDA_OK(cudaStreamSynchronize(s.s));
+        EXPECT_EQ(step.tok.get(), eager2.tok);
+        EXPECT_EQ(step.st.get(), eager2.st);
 
-      cudaGraphExecDestroy(exec);
-      cudaGraphDestroy(graph);
-      ++cases;
-    }
-  EXPECT_EQ(cases, 6);
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(graph);
+        ++cases;
+      }
+  cuda::detail::set_logprobs_one_read(false);
+  EXPECT_EQ(cases, 12);
 }
 
 TEST(CudaGraph, BadDeviceParamsFailOnlyTheirRow) {
@@ -286,92 +290,95 @@ TEST(CudaLogprobs, HardRowsMatchHost) {
   std::mt19937_64 g(31);
   cuda::Context ctx;
   std::int64_t checked = 0, bad = 0;
-  for (std::int64_t vocab : {151936, 151937, 1000, 33})
-    for (DType dt : {DType::kF32, DType::kBF16}) {
-      constexpr std::int64_t kRows = 9;
-      Batch b;
-      b.rows = kRows;
-      b.vocab = vocab;
-      b.dtype = dt;
-      b.f32.resize(static_cast<std::size_t>(kRows * vocab));
-      for (std::int64_t r = 0; r < kRows; ++r)
-        for (std::int64_t i = 0; i < vocab; ++i) {
-          const auto fi = static_cast<float>(i);
-          const auto fv = static_cast<float>(vocab);
-          float x = 0.0f;
-          switch (r) {
-            case 0:
-              x = fi / fv * 30.0f;
-              break;  // ascending
-            case 1:
-              x = (fv - fi) / fv * 30.0f;
-              break;  // descending
-            case 2:
-              x = 1.5f;
-              break;  // all equal
-            case 3:
-              x = (i % 2 == 0) ? 0.0f : -0.0f;
-              break;
-            case 4:
-              x = i % 997 == 5 ? 2.0f : -INFINITY;
-              break;
-            case 5:
-              x = i == vocab / 3 ? NAN : 0.25f;
-              break;
-            case 6:
-              x = i == vocab - 1 ? INFINITY : 0.0f;
-              break;
-            case 7:
-              x = -INFINITY;
-              break;
-            default:
-              x = static_cast<float>(g() % 7) - 3.0f;
-              break;  // many ties
+  for (bool one_read : {false, true})
+    for (std::int64_t vocab : {151936, 151937, 1000, 33})
+      for (DType dt : {DType::kF32, DType::kBF16}) {
+        cuda::detail::set_logprobs_one_read(one_read);
+        constexpr std::int64_t kRows = 9;
+        Batch b;
+        b.rows = kRows;
+        b.vocab = vocab;
+        b.dtype = dt;
+        b.f32.resize(static_cast<std::size_t>(kRows * vocab));
+        for (std::int64_t r = 0; r < kRows; ++r)
+          for (std::int64_t i = 0; i < vocab; ++i) {
+            const auto fi = static_cast<float>(i);
+            const auto fv = static_cast<float>(vocab);
+            float x = 0.0f;
+            switch (r) {
+              case 0:
+                x = fi / fv * 30.0f;
+                break;  // ascending
+              case 1:
+                x = (fv - fi) / fv * 30.0f;
+                break;  // descending
+              case 2:
+                x = 1.5f;
+                break;  // all equal
+              case 3:
+                x = (i % 2 == 0) ? 0.0f : -0.0f;
+                break;
+              case 4:
+                x = i % 997 == 5 ? 2.0f : -INFINITY;
+                break;
+              case 5:
+                x = i == vocab / 3 ? NAN : 0.25f;
+                break;
+              case 6:
+                x = i == vocab - 1 ? INFINITY : 0.0f;
+                break;
+              case 7:
+                x = -INFINITY;
+                break;
+              default:
+                x = static_cast<float>(g() % 7) - 3.0f;
+                break;  // many ties
+            }
+            b.f32[static_cast<std::size_t>(r * vocab + i)] = x;
           }
-          b.f32[static_cast<std::size_t>(r * vocab + i)] = x;
-        }
-      if (dt == DType::kBF16) round_to_bf16(b);
-      DevLogits dl(b);
-      for (std::uint32_t kk : {1U, 7U, 20U}) {
-        const std::vector<std::uint32_t> k(kRows, kk);
-        std::vector<std::int32_t> chosen(kRows);
-        for (auto& c : chosen)
-          c = static_cast<std::int32_t>(g() % static_cast<std::uint64_t>(vocab));
-        Dev<std::int32_t> d_chosen(chosen);
-        Dev<std::int32_t> ids(kRows * kMaxTopLogprobs), cnt(kRows), st(kRows);
-        Dev<float> lp(kRows * kMaxTopLogprobs), clp(kRows);
-        ctx.top_logprobs(dl.view, k, d_chosen.p, {ids.p, lp.p, cnt.p, clp.p, st.p});
-        NEXTOK_CUDA_OK(cudaDeviceSynchronize());
-        const auto gi = ids.get(), gc = cnt.get(), gs = st.get();
-        const auto gl = lp.get(), gcl = clp.get();
-        for (std::int64_t r = 0; r < kRows; ++r) {
-          const auto i = static_cast<std::size_t>(r);
-          ++checked;
-          cuda::RowStatus want_st = cuda::RowStatus::kOk;
-          std::optional<TokenLogprobs> want;
-          try {
-            want = compute_top_logprobs(b.host_row(r), chosen[i], kk);
-          } catch (const Error& e) {
-            want_st = expected_status(e.code());
+        if (dt == DType::kBF16) round_to_bf16(b);
+        DevLogits dl(b);
+        for (std::uint32_t kk : {1U, 7U, 20U}) {
+          const std::vector<std::uint32_t> k(kRows, kk);
+          std::vector<std::int32_t> chosen(kRows);
+          for (auto& c : chosen)
+            c = static_cast<std::int32_t>(g() % static_cast<std::uint64_t>(vocab));
+          Dev<std::int32_t> d_chosen(chosen);
+          Dev<std::int32_t> ids(kRows * kMaxTopLogprobs), cnt(kRows), st(kRows);
+          Dev<float> lp(kRows * kMaxTopLogprobs), clp(kRows);
+          ctx.top_logprobs(dl.view, k, d_chosen.p, {ids.p, lp.p, cnt.p, clp.p, st.p});
+          NEXTOK_CUDA_OK(cudaDeviceSynchronize());
+          const auto gi = ids.get(), gc = cnt.get(), gs = st.get();
+          const auto gl = lp.get(), gcl = clp.get();
+          for (std::int64_t r = 0; r < kRows; ++r) {
+            const auto i = static_cast<std::size_t>(r);
+            ++checked;
+            cuda::RowStatus want_st = cuda::RowStatus::kOk;
+            std::optional<TokenLogprobs> want;
+            try {
+              want = compute_top_logprobs(b.host_row(r), chosen[i], kk);
+            } catch (const Error& e) {
+              want_st = expected_status(e.code());
+            }
+            bool ok = gs[i] == static_cast<std::int32_t>(want_st);
+            if (ok && want_st == cuda::RowStatus::kOk) {
+              ok = gc[i] == static_cast<std::int32_t>(want->top.size());
+              for (std::size_t j = 0; ok && j < want->top.size(); ++j)
+                ok = gi[i * kMaxTopLogprobs + j] == want->top[j].token_id &&
+                     std::fabs(gl[i * kMaxTopLogprobs + j] - want->top[j].logprob) <= 1e-5;
+              ok = ok && std::fabs(gcl[i] - want->token_logprob) <= 1e-5;
+            }
+            if (!ok && ++bad < 10)
+              std::printf("hard logprobs row %lld V=%lld %s k=%u: gpu status %d count %d\n",
+                          static_cast<long long>(r), static_cast<long long>(vocab),
+                          dt == DType::kF32 ? "f32" : "bf16", kk, gs[i], gc[i]);
           }
-          bool ok = gs[i] == static_cast<std::int32_t>(want_st);
-          if (ok && want_st == cuda::RowStatus::kOk) {
-            ok = gc[i] == static_cast<std::int32_t>(want->top.size());
-            for (std::size_t j = 0; ok && j < want->top.size(); ++j)
-              ok = gi[i * kMaxTopLogprobs + j] == want->top[j].token_id &&
-                   std::fabs(gl[i * kMaxTopLogprobs + j] - want->top[j].logprob) <= 1e-5;
-            ok = ok && std::fabs(gcl[i] - want->token_logprob) <= 1e-5;
-          }
-          if (!ok && ++bad < 10)
-            std::printf("hard logprobs row %lld V=%lld %s k=%u: gpu status %d count %d\n",
-                        static_cast<long long>(r), static_cast<long long>(vocab),
-                        dt == DType::kF32 ? "f32" : "bf16", kk, gs[i], gc[i]);
         }
       }
-    }
+  cuda::detail::set_logprobs_one_read(false);
   std::printf("hard logprobs rows: %lld, mismatches %lld\n", static_cast<long long>(checked),
               static_cast<long long>(bad));
-  EXPECT_EQ(checked, 4 * 2 * 3 * 9);
+  EXPECT_EQ(checked, 2 * 4 * 2 * 3 * 9);
   EXPECT_EQ(bad, 0);
 }
 

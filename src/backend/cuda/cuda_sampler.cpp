@@ -261,6 +261,17 @@ void Context::top_logprobs_device_k(const LogitsView& logits, const std::uint32_
 
 void Context::Impl::launch_logprobs(const LogitsView& logits, const std::uint32_t* device_k,
                                     const std::int32_t* chosen, const LogprobsOutputs& out) {
+  if (!detail::logprobs_one_read()) {
+    const detail::RowLayout lay = detail::logprobs_cluster_layout(logits.rows, logits.vocab);
+    if (lay.cluster == 0)
+      throw Error(ErrorCode::kUnsupported, "vocab",
+                  "V=" + std::to_string(logits.vocab) + " does not fit the CUDA row layout");
+    check(
+        detail::launch_logprobs_cluster(lay, logits.data, logits.dtype == DType::kBF16, logits.rows,
+                                        logits.vocab, device_k, chosen, out, logits.stream),
+        "logprobs launch");
+    return;
+  }
   const int splits = detail::logprobs_splits(logits.rows, logits.vocab);
   const auto rows = static_cast<std::size_t>(logits.rows);
   lp_parts.reserve(rows * static_cast<std::size_t>(splits) * detail::logprobs_part_bytes());

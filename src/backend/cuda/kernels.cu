@@ -11,6 +11,7 @@
 #include "backend/cuda/argmax.cuh"
 #include "backend/cuda/launch.hpp"
 #include "backend/cuda/logprobs.cuh"
+#include "backend/cuda/logprobs_cluster.cuh"
 #include "backend/cuda/pipeline.cuh"
 #include "backend/cuda/stream.cuh"
 
@@ -215,6 +216,32 @@ RowLayout pipeline_layout(std::int64_t rows, std::int64_t vocab) noexcept {
       rows, vocab);
 }
 
+RowLayout logprobs_cluster_layout(std::int64_t rows, std::int64_t vocab) noexcept {
+  static LayoutCache cache;
+  return cached_layout(
+      cache, [](std::int64_t v) { return cluster_options(dev::logprobs_cluster_kernel, v); }, rows,
+      vocab);
+}
+
+int launch_logprobs_cluster(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
+                            std::int64_t vocab, const std::uint32_t* k, const std::int32_t* chosen,
+                            const LogprobsOutputs& out, void* stream) noexcept {
+  const dev::ClusterLogprobsArgs a{logits,         bf16, vocab,  lay.slice_len,
+                                   lay.per_thread, k,    chosen, out};
+  return launch_rows(dev::logprobs_cluster_kernel, lay, rows, a, stream);
+}
+
+namespace {
+bool g_logprobs_one_read = false;
+}  // namespace
+
+bool logprobs_one_read() noexcept {
+  return g_logprobs_one_read;
+}
+void set_logprobs_one_read(bool on) noexcept {
+  g_logprobs_one_read = on;
+}
+
 int logprobs_splits(std::int64_t rows, std::int64_t vocab) noexcept {
   // About four blocks per SM in all, each at least one step of its loop
   // (4,096 ids at f32), and at most 64 parts to fold per row.
@@ -411,6 +438,7 @@ int launch_apply_bitmask(void* logits, bool bf16, std::int64_t rows, std::int64_
 int prepare_launches(std::int64_t rows, std::int64_t vocab) noexcept {
   (void)pipeline_layout(rows, vocab);
   (void)pipeline_layout(1, vocab);
+  (void)logprobs_cluster_layout(rows, vocab);
   return stream_attributes();
 }
 

@@ -98,7 +98,17 @@ int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) n
 // of the next float up (must be 0: the top_k_first ladder relies on it).
 int exp_monotone_violations(unsigned long long* out) noexcept;
 
-// Blocks per row of the logprobs kernel, and the scratch each one writes
+// Which logprobs kernel runs: the one-read kernel (logprobs.cuh) or the
+// cluster kernel (logprobs_cluster.cuh, the default until a GPU run has
+// checked the one-read kernel; the tests and the benchmark run both).
+bool logprobs_one_read() noexcept;
+void set_logprobs_one_read(bool on) noexcept;
+RowLayout logprobs_cluster_layout(std::int64_t rows, std::int64_t vocab) noexcept;
+int launch_logprobs_cluster(const RowLayout& lay, const void* logits, bool bf16, std::int64_t rows,
+                            std::int64_t vocab, const std::uint32_t* k, const std::int32_t* chosen,
+                            const LogprobsOutputs& out, void* stream) noexcept;
+
+// Blocks per row of the one-read logprobs kernel, and the scratch each one writes
 // (the partials are [rows, logprobs_splits(rows, vocab)]; logprobs_splits is
 // largest at rows = 1).
 int logprobs_splits(std::int64_t rows, std::int64_t vocab) noexcept;
