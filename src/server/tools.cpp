@@ -5,6 +5,7 @@
 #include <random>
 
 #include "api_error.hpp"
+#include "chat/formats.hpp"
 
 namespace nextok::server {
 
@@ -36,41 +37,7 @@ bool valid_name(const std::string& s) {
 }
 
 void dump_string(std::string& out, const std::string& s) {
-  out += '"';
-  for (const unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
+  out += chat_detail::python_json_string(s);  // the escaping tojson writes
 }
 
 void dump_python(std::string& out, const ojson& v) {
