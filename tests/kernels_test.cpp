@@ -4,9 +4,9 @@
 
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -53,7 +53,8 @@ TEST(Kernels, ExpIsAccurateAcrossTheRange) {
 // Compares every kernel of k with the scalar one on x (NaN-free for max and
 // exp), its bf16 rounding, and with no mask and the given masks.
 static void expect_same_as_scalar(const cpu::Kernels& k, const std::vector<float>& x,
-                           const std::vector<const std::uint32_t*>& masks, float shift_offset) {
+                                  const std::vector<const std::uint32_t*>& masks,
+                                  float shift_offset) {
   const auto& ref = cpu::scalar_kernels();
   const std::size_t n = x.size();
   const float ladder[cpu::kLadderLevels] = {0.1f, 0.01f, 1e-4f, 1e-8f};
@@ -84,8 +85,7 @@ static void expect_same_as_scalar(const cpu::Kernels& k, const std::vector<float
          std::array<const std::vector<std::uint16_t>*, 2>{&b, &bn}) {
       same_argmax(ref.argmax_bf16(v->data(), n, m), k.argmax_bf16(v->data(), n, m), "argmax_bf16");
       std::vector<float> d1(n + 1, 7.0f), d2(n + 1, 7.0f);
-      EXPECT_EQ(ref.load_bf16(v->data(), n, m, d1.data()),
-                k.load_bf16(v->data(), n, m, d2.data()))
+      EXPECT_EQ(ref.load_bf16(v->data(), n, m, d1.data()), k.load_bf16(v->data(), n, m, d2.data()))
           << k.name << " n=" << n;
       EXPECT_EQ(0, std::memcmp(d1.data(), d2.data(), d1.size() * sizeof(float)))
           << k.name << " load_bf16 n=" << n;
@@ -118,14 +118,42 @@ static void expect_same_as_scalar(const cpu::Kernels& k, const std::vector<float
     ASSERT_EQ(c1, c2) << k.name << " n=" << n;
     EXPECT_EQ(i1, i2) << k.name << " indices_ge n=" << n;
   }
+  // band_split over the weights (zeros included): same mass bits, same ids;
+  // and the ids are exactly the band, the mass the sum above it.
+  for (const auto& [lo, hi] : std::array<std::pair<float, float>, 4>{
+           {{0.01f, 0.5f}, {0.0f, 0.0f}, {1e-30f, INFINITY}, {0.3f, 0.3f}}}) {
+    std::vector<std::int32_t> i1(n + 1, -7), i2(n + 1, -7);
+    std::vector<double> b1(nb + 1, 7.0), b2(nb + 1, 7.0);
+    double m1 = -1.0, m2 = -2.0;
+    const auto c1 = ref.band_split(e1.data(), n, lo, hi, &m1, b1.data(), i1.data());
+    const auto c2 = k.band_split(e1.data(), n, lo, hi, &m2, b2.data(), i2.data());
+    ASSERT_EQ(c1, c2) << k.name << " band_split n=" << n;
+    i1.resize(c1);  // past the count is scratch
+    i2.resize(c2);
+    EXPECT_EQ(i1, i2) << k.name << " band_split n=" << n;
+    EXPECT_EQ(b1, b2) << k.name << " band_split block sums n=" << n;
+    EXPECT_EQ(b2[nb], 7.0) << k.name << " band_split wrote past the blocks";
+    double m3 = -3.0;
+    k.band_split(e1.data(), n, lo, hi, &m3, nullptr, i2.data());
+    EXPECT_EQ(m1, m3) << k.name << " band_split without block sums";
+    EXPECT_EQ(m1, m2) << k.name << " band_split mass n=" << n;
+    std::size_t want = 0;
+    double mass = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      want += e1[i] >= lo && e1[i] <= hi ? 1 : 0;
+      mass += e1[i] > hi ? static_cast<double>(e1[i]) : 0.0;
+    }
+    EXPECT_EQ(c1, want) << " band_split n=" << n;
+    EXPECT_NEAR(m1, mass, 1e-12 * (1.0 + mass)) << " band_split n=" << n;
+  }
 }
 
 TEST(Kernels, AllIsasAgreeBitForBit) {
   std::mt19937_64 g(11);
   std::vector<std::size_t> sizes;
   for (std::size_t n = 0; n <= 70; ++n) sizes.push_back(n);
-  for (std::size_t n : {95u, 96u, 97u, 127u, 128u, 129u, 1023u, 1024u, 1025u, 1031u, 1039u,
-                        1040u, 2048u, 4099u, 151936u, 262144u + 9u})
+  for (std::size_t n : {95u, 96u, 97u, 127u, 128u, 129u, 1023u, 1024u, 1025u, 1031u, 1039u, 1040u,
+                        2048u, 4099u, 151936u, 262144u + 9u})
     sizes.push_back(n);
   for (const cpu::Kernels* k : cpu::available_kernels()) {
     for (std::size_t n : sizes) {
@@ -168,8 +196,7 @@ TEST(Kernels, ActiveSetFollowsForceIsa) {
     EXPECT_STREQ(got, widest);  // avx512, unset or unknown: the widest set
   }
   for (const cpu::Kernels* k : avail) EXPECT_NE(k, nullptr);
-  EXPECT_EQ(cpu::avx512_kernels() != nullptr,
-            std::string(widest) == "avx512");
+  EXPECT_EQ(cpu::avx512_kernels() != nullptr, std::string(widest) == "avx512");
 }
 
 TEST(Kernels, ArgmaxTiesGoToLowestIndexAndFlagNan) {

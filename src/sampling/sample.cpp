@@ -1,5 +1,6 @@
 // Public entry points of the host path: sample_token, sampling_distribution.
 #include "nextok/error.hpp"
+#include "sampling/dense_top_p.hpp"
 #include "sampling/pipeline.hpp"
 #include "sampling/stages.hpp"
 
@@ -12,10 +13,10 @@ std::int32_t sample_token(const StepInput& in, const SamplerConfig& config,
   const detail::Selection sel = detail::run_pipeline(in, config, penalties, w, trace);
   if (sel.greedy >= 0) return sel.greedy;
   const float u = rng.next_f32();
-  const std::int32_t token =
-      sel.dense ? stages::draw_dense({w.e.data(), static_cast<std::size_t>(in.logits.vocab)},
-                                     w.block_sums, sel.total, u)
-                : stages::draw_sparse(w.cand, sel.total, u);
+  const std::span<const float> e(w.e.data(), static_cast<std::size_t>(in.logits.vocab));
+  const std::int32_t token = sel.dense ? stages::draw_dense(e, w.block_sums, sel.total, u)
+                             : sel.cut ? detail::draw_cut(e, w.block_sums, sel, u)
+                                       : stages::draw_sparse(w.cand, sel.total, u);
   if (token < 0)
     throw Error(ErrorCode::kNoViableToken, "logits",
                 "every token has zero probability after filtering");
@@ -43,6 +44,12 @@ Distribution sampling_distribution(const StepInput& in, const SamplerConfig& con
   if (sel.dense) {
     for (std::int64_t i = 0; i < in.logits.vocab; ++i)
       push(static_cast<std::int32_t>(i), w.e[static_cast<std::size_t>(i)]);
+  } else if (sel.cut) {
+    for (std::int64_t i = 0; i < in.logits.vocab; ++i) {
+      const float x = w.e[static_cast<std::size_t>(i)];
+      if (sel.dense_cut.keeps(x, static_cast<std::int32_t>(i)))
+        push(static_cast<std::int32_t>(i), x);
+    }
   } else {
     for (const Candidate& c : w.cand) push(c.id, c.weight);
   }

@@ -26,6 +26,7 @@ struct Workspace::Impl {
   std::vector<Candidate> scratch2;
   std::vector<std::int32_t> window; // sorted copy of the penalty window
   std::vector<std::int32_t> indices; // gather output (V)
+  std::vector<float> head_w, head_e; // bounded-tail pass: logits and weights near the max
 
   void reserve(std::size_t vocab);
 };

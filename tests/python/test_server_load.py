@@ -2,7 +2,8 @@
 client) against `nextok serve` on loopback for NEXTOK_LOAD_SECONDS (default
 60). Expects no errors, every stream finished, and stable RSS; prints the
 time-to-first-token percentiles and throughput as JSON. Then the aggregate
-decode throughput with 1 and with 8 concurrent clients."""
+decode throughput with 1 and with 8 concurrent clients, NEXTOK_THROUGHPUT_SECONDS
+(default 20) each."""
 import json
 import os
 import statistics
@@ -15,6 +16,7 @@ from server_util import Server, wait_idle
 
 CLIENTS = 64
 SECONDS = float(os.environ.get("NEXTOK_LOAD_SECONDS", "60"))
+THROUGHPUT_SECONDS = float(os.environ.get("NEXTOK_THROUGHPUT_SECONDS", "20"))
 # Against the ASan+UBSan server (scripts/test.sh) freed memory waits in the
 # quarantine, so RSS gets a loose bound there; the release run keeps 32 MiB.
 # What the sanitized run adds: any leak fails the server's exit code, any
@@ -115,7 +117,7 @@ def test_throughput_1_vs_8_clients(cli):
         wait_idle(server)
         rows = []
         for n in (1, 8):
-            r = run_clients(server, n, 20, 64)
+            r = run_clients(server, n, THROUGHPUT_SECONDS, 64)
             wait_idle(server)
             assert not r["errors"], r["errors"][:5]
             rows.append({"bench": "server_throughput", "clients": n, "requests": r["requests"],

@@ -22,13 +22,13 @@ struct ArgmaxResult {
 };
 
 struct ExpParams {
-  float scale = 1.0f;              // e = exp(x * scale - shift)
+  float scale = 1.0f;  // e = exp(x * scale - shift)
   float shift = 0.0f;
-  const float* ladder = nullptr;   // kLadderLevels thresholds on e, descending; may be null
+  const float* ladder = nullptr;  // kLadderLevels thresholds on e, descending; may be null
 };
 
 struct ExpResult {
-  double total = 0.0;  // sum of e over all elements
+  double total = 0.0;                               // sum of e over all elements
   std::array<std::int64_t, kLadderLevels> count{};  // #{e >= ladder[j]}
 };
 
@@ -39,8 +39,7 @@ struct Kernels {
   ArgmaxResult (*argmax_bf16)(const std::uint16_t* x, std::size_t n, const std::uint32_t* mask);
   // dst[i] = allowed(i) ? src[i] : -Inf. Returns true if src holds a NaN anywhere.
   bool (*load_f32)(const float* src, std::size_t n, const std::uint32_t* mask, float* dst);
-  bool (*load_bf16)(const std::uint16_t* src, std::size_t n, const std::uint32_t* mask,
-                    float* dst);
+  bool (*load_bf16)(const std::uint16_t* src, std::size_t n, const std::uint32_t* mask, float* dst);
   // max of a NaN-free array (-Inf when n == 0).
   float (*max_f32)(const float* x, std::size_t n);
   // e[i] = exp(x[i]*scale - shift). e_out and block_sums (ceil(n/kSumBlock)) may be null.
@@ -48,6 +47,12 @@ struct Kernels {
                            double* block_sums);
   // Writes the indices i with x[i] >= threshold, ascending, to out (capacity n).
   std::size_t (*indices_ge)(const float* x, std::size_t n, float threshold, std::int32_t* out);
+  // Over weights e >= 0: *mass_above = the sum of e[i] > hi (exp_weights'
+  // summation order; per-kSumBlock sums to block_sums unless null), and the
+  // indices with lo <= e[i] <= hi, ascending, to out (capacity n; entries
+  // past the count are scratch). Returns how many.
+  std::size_t (*band_split)(const float* e, std::size_t n, float lo, float hi, double* mass_above,
+                            double* block_sums, std::int32_t* out);
 };
 
 const Kernels& scalar_kernels() noexcept;

@@ -13,7 +13,9 @@
 namespace nextok::cpu {
 namespace {
 
-inline __m256i lane_bits() { return _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128); }
+inline __m256i lane_bits() {
+  return _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+}
 
 // All-ones lanes where the mask allows tokens i .. i+7 (i a multiple of 8).
 inline __m256 allowed_lanes(const std::uint32_t* mask, std::size_t i) {
@@ -23,7 +25,9 @@ inline __m256 allowed_lanes(const std::uint32_t* mask, std::size_t i) {
   return _mm256_castsi256_ps(_mm256_cmpeq_epi32(sel, lb));
 }
 
-inline __m256 load8(const float* x) { return _mm256_loadu_ps(x); }
+inline __m256 load8(const float* x) {
+  return _mm256_loadu_ps(x);
+}
 inline __m256 load8(const std::uint16_t* x) {
   const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x));
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
@@ -239,11 +243,44 @@ std::size_t indices_ge(const float* x, std::size_t n, float threshold, std::int3
   return indices_ge_range(x, n32, n, threshold, out, k);
 }
 
+std::size_t band_split(const float* e, std::size_t n, float lo, float hi, double* mass_above,
+                       double* block_sums, std::int32_t* out) {
+  ExpResult mass;
+  LaneAcc acc;
+  std::size_t k = 0;
+  const __m256 vlo = _mm256_set1_ps(lo);
+  const __m256 vhi = _mm256_set1_ps(hi);
+  for (std::size_t base = 0, block = 0; base < n; base += kSumBlock, ++block) {
+    const std::size_t end = base + kSumBlock < n ? base + kSumBlock : n;
+    const std::size_t end8 = base + ((end - base) & ~static_cast<std::size_t>(7));
+    __m256d sum_lo = _mm256_setzero_pd();
+    __m256d sum_hi = _mm256_setzero_pd();
+    for (std::size_t i = base; i < end8; i += 8) {
+      const __m256 v = _mm256_loadu_ps(e + i);
+      const __m256 above = _mm256_and_ps(v, _mm256_cmp_ps(v, vhi, _CMP_GT_OQ));  // +0.0 elsewhere
+      sum_lo = _mm256_add_pd(sum_lo, _mm256_cvtps_pd(_mm256_castps256_ps128(above)));
+      sum_hi = _mm256_add_pd(sum_hi, _mm256_cvtps_pd(_mm256_extractf128_ps(above, 1)));
+      auto bits = static_cast<std::uint32_t>(_mm256_movemask_ps(
+          _mm256_and_ps(_mm256_cmp_ps(v, vlo, _CMP_GE_OQ), _mm256_cmp_ps(v, vhi, _CMP_LE_OQ))));
+      while (bits != 0) {
+        out[k++] = static_cast<std::int32_t>(i + static_cast<std::size_t>(__builtin_ctz(bits)));
+        bits &= bits - 1;
+      }
+    }
+    _mm256_storeu_pd(acc.sum.data(), sum_lo);
+    _mm256_storeu_pd(acc.sum.data() + 4, sum_hi);
+    band_split_range(e, end8, end, lo, hi, acc, out, k);  // tail of the last block
+    flush_block(acc, mass, block_sums, block);
+  }
+  *mass_above = mass.total;
+  return k;
+}
+
 }  // namespace
 
 const Kernels* avx2_kernels_table() noexcept {
-  static const Kernels k{"avx2", argmax_f32, argmax_bf16, load_f32, load_bf16, max_f32,
-                         exp_weights, indices_ge};
+  static const Kernels k{"avx2",  argmax_f32,  argmax_bf16, load_f32,  load_bf16,
+                         max_f32, exp_weights, indices_ge,  band_split};
   return &k;
 }
 

@@ -65,11 +65,25 @@ std::size_t indices_ge(const float* x, std::size_t n, float threshold, std::int3
   return indices_ge_range(x, 0, n, threshold, out, 0);
 }
 
+std::size_t band_split(const float* e, std::size_t n, float lo, float hi, double* mass_above,
+                       double* block_sums, std::int32_t* out) {
+  ExpResult mass;
+  LaneAcc acc;
+  std::size_t k = 0;
+  for (std::size_t base = 0, block = 0; base < n; base += kSumBlock, ++block) {
+    const std::size_t end = base + kSumBlock < n ? base + kSumBlock : n;
+    band_split_range(e, base, end, lo, hi, acc, out, k);
+    flush_block(acc, mass, block_sums, block);
+  }
+  *mass_above = mass.total;
+  return k;
+}
+
 }  // namespace
 
 const Kernels& scalar_kernels() noexcept {
-  static const Kernels k{"scalar", argmax_f32, argmax_bf16, load_f32, load_bf16, max_f32,
-                         exp_weights, indices_ge};
+  static const Kernels k{"scalar", argmax_f32,  argmax_bf16, load_f32,  load_bf16,
+                         max_f32,  exp_weights, indices_ge,  band_split};
   return k;
 }
 

@@ -11,14 +11,19 @@
 
 #include "backend/cpu/bf16.hpp"
 #include "backend/cpu/kernels.hpp"
+#include "backend/cpu/lane_sums.hpp"
 
 namespace nextok::cpu {
 namespace {  // NOLINT: see above
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-inline float load1(const float* x, std::size_t i) { return x[i]; }
-inline float load1(const std::uint16_t* x, std::size_t i) { return bf16_to_f32(x[i]); }
+inline float load1(const float* x, std::size_t i) {
+  return x[i];
+}
+inline float load1(const std::uint16_t* x, std::size_t i) {
+  return bf16_to_f32(x[i]);
+}
 
 inline bool allowed(const std::uint32_t* mask, std::size_t i) {
   return mask == nullptr || ((mask[i / 32] >> (i % 32)) & 1U) != 0;
@@ -60,6 +65,18 @@ inline std::size_t indices_ge_range(const float* x, std::size_t begin, std::size
     if (x[i] >= threshold) out[k++] = static_cast<std::int32_t>(i);
   }
   return k;
+}
+
+// band_split's per-element step over [begin, end) of one sum block: adding
+// +0.0 for the other lanes leaves every sum's bits unchanged.
+inline void band_split_range(const float* e, std::size_t begin, std::size_t end, float lo, float hi,
+                             LaneAcc& acc, std::int32_t* out, std::size_t& k) {
+  const std::size_t base = begin - begin % kSumBlock;
+  for (std::size_t i = begin; i < end; ++i) {
+    const float v = e[i];
+    acc.sum[(i - base) & 7U] += v > hi ? static_cast<double>(v) : 0.0;
+    if (v >= lo && v <= hi) out[k++] = static_cast<std::int32_t>(i);
+  }
 }
 
 }  // namespace
