@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "reference/full_sort.hpp"
+#include "reference_check.hpp"
 #include "sampling/bounded_tail.hpp"
 #include "test_util.hpp"
 
@@ -23,20 +23,6 @@ std::vector<float> peaked_row(std::mt19937_64& g, std::size_t v) {
   for (float& x : l) x = body(g);
   for (int j = 0; j < 256; ++j) l[g() % v] = 18.0f - 2.2f * std::log1p(static_cast<float>(j));
   return l;
-}
-
-void expect_same_as_reference(const StepInput& in, const SamplerConfig& cfg,
-                              const PenaltyConfig& pen, Workspace& ws, Workspace& ws_ref,
-                              int seed) {
-  const Distribution fast = sampling_distribution(in, cfg, pen, ws);
-  const Distribution ref = reference::full_sort_distribution(in, cfg, pen, ws_ref);
-  ASSERT_EQ(fast.ids, ref.ids) << "T=" << cfg.temperature << " top_p=" << cfg.top_p
-                               << " top_k=" << cfg.top_k << " min_p=" << cfg.min_p;
-  ASSERT_EQ(fast.probs, ref.probs);
-  Pcg32 r1 = Pcg32::for_seed(static_cast<std::uint64_t>(seed));
-  Pcg32 r2 = Pcg32::for_seed(static_cast<std::uint64_t>(seed));
-  ASSERT_EQ(sample_token(in, cfg, pen, r1, ws),
-            reference::full_sort_sample(in, cfg, pen, r2, ws_ref));
 }
 
 }  // namespace
@@ -70,7 +56,7 @@ TEST(BoundedTail, DecidesPeakedRowsExactlyAsTheFullSort) {
         for (std::size_t i = 0; i < v; i += 2) bitmask_set(mask, i, true);
       }
       const StepInput in{LogitsView::f32(l), mask, hist};
-      expect_same_as_reference(in, cfg, pen, ws, ws_ref, n);
+      test::expect_same_as_reference(in, cfg, pen, ws, ws_ref, n, 1);
     }
   }
   // Each case runs the pipeline twice (distribution, draw). The pass must
@@ -97,7 +83,7 @@ TEST(BoundedTail, HandsATopPCutInsideZsBoundToTheFullPass) {
     auto& counters = detail::bounded_tail_counters();
     counters = {};
     Workspace ws, ws_ref;
-    expect_same_as_reference({LogitsView::f32(l), {}, {}}, cfg, {}, ws, ws_ref, 3);
+    test::expect_same_as_reference({LogitsView::f32(l), {}, {}}, cfg, {}, ws, ws_ref, 3, 1);
     EXPECT_GE(counters.undecided, 1) << target;
     EXPECT_EQ(counters.decided, 0) << target;
   }
@@ -113,7 +99,7 @@ TEST(BoundedTail, DeclinesFlatRows) {
   auto& counters = detail::bounded_tail_counters();
   counters = {};
   Workspace ws, ws_ref;
-  expect_same_as_reference({LogitsView::f32(l), {}, {}}, cfg, {}, ws, ws_ref, 1);
+  test::expect_same_as_reference({LogitsView::f32(l), {}, {}}, cfg, {}, ws, ws_ref, 1, 1);
   EXPECT_EQ(counters.decided, 0);
   EXPECT_GE(counters.declined, 1);
 }

@@ -7,32 +7,11 @@
 #include <cmath>
 #include <random>
 
-#include "reference/full_sort.hpp"
+#include "reference_check.hpp"
 #include "sampling/dense_top_p.hpp"
 #include "test_util.hpp"
 
 using namespace nextok;
-
-namespace {
-
-void expect_same_as_reference(const StepInput& in, const SamplerConfig& cfg, Workspace& ws,
-                              Workspace& ws_ref, int draws) {
-  const Distribution fast = sampling_distribution(in, cfg, {}, ws);
-  const Distribution ref = reference::full_sort_distribution(in, cfg, {}, ws_ref);
-  ASSERT_EQ(fast.ids, ref.ids) << "T=" << cfg.temperature << " top_p=" << cfg.top_p
-                               << " min_p=" << cfg.min_p << " |fast|=" << fast.ids.size()
-                               << " |ref|=" << ref.ids.size();
-  ASSERT_EQ(fast.probs, ref.probs);
-  for (int s = 0; s < draws; ++s) {
-    Pcg32 r1 = Pcg32::for_seed(static_cast<std::uint64_t>(s));
-    Pcg32 r2 = Pcg32::for_seed(static_cast<std::uint64_t>(s));
-    ASSERT_EQ(sample_token(in, cfg, {}, r1, ws),
-              reference::full_sort_sample(in, cfg, {}, r2, ws_ref))
-        << "seed " << s;
-  }
-}
-
-}  // namespace
 
 TEST(DenseTopP, FlatRowsEqualTheFullSort) {
   std::mt19937_64 g(31);
@@ -55,7 +34,7 @@ TEST(DenseTopP, FlatRowsEqualTheFullSort) {
         for (std::size_t i = 0; i < v; ++i)
           if (g() % 3 != 0) bitmask_set(mask, i, true);
       }
-      expect_same_as_reference({LogitsView::f32(l), mask, {}}, cfg, ws, ws_ref, 8);
+      test::expect_same_as_reference({LogitsView::f32(l), mask, {}}, cfg, {}, ws, ws_ref, 0, 8);
     }
   }
   // Each case runs the pipeline 1 + 8 times; nearly all must take the cut.
@@ -80,7 +59,7 @@ TEST(DenseTopP, ABracketThatMissesTheBoundaryFallsBackToTheList) {
   auto& counters = detail::dense_top_p_counters();
   counters = {};
   Workspace ws, ws_ref;
-  expect_same_as_reference({LogitsView::f32(l), {}, {}}, cfg, ws, ws_ref, 4);
+  test::expect_same_as_reference({LogitsView::f32(l), {}, {}}, cfg, {}, ws, ws_ref, 0, 4);
   EXPECT_GE(counters.missed, 1);
   EXPECT_EQ(counters.taken, 0);
 }
