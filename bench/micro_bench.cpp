@@ -95,6 +95,18 @@ void register_all() {
         std::vector<std::int32_t> out(n);
         for (auto _ : s) benchmark::DoNotOptimize(k->indices_ge(x.data(), n, 6.0f, out.data()));
       });
+      // The dense top-p cut's pass: a band of ~7% of a flat row's weights.
+      add("band_split", k, n, [k, n](benchmark::State& s) {
+        const auto x = logits(n);
+        std::vector<float> e(n);
+        for (std::size_t i = 0; i < n; ++i) e[i] = 0.95f + 0.002f * x[i];
+        std::vector<std::int32_t> out(n);
+        std::vector<double> bs(n / cpu::kSumBlock + 1);
+        double above = 0.0;
+        for (auto _ : s)
+          benchmark::DoNotOptimize(
+              k->band_split(e.data(), n, 0.9495f, 0.9505f, &above, bs.data(), out.data()));
+      });
     }
   }
 }

@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "grammar_flags.hpp"
+#include "mask_bits.hpp"
 #include "nextok/error.hpp"
 #include "nextok/mask.hpp"
 #include "nextok/rng.hpp"
@@ -40,20 +41,6 @@ struct Args {
 
 double us_since(Clock::time_point t) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
-}
-
-// The id of the k-th set bit.
-uint32_t nth_bit(const std::vector<uint32_t>& m, size_t k) {
-  for (size_t w = 0;; ++w) {
-    const auto c = static_cast<size_t>(std::popcount(m[w]));
-    if (k >= c) {
-      k -= c;
-      continue;
-    }
-    uint32_t bits = m[w];
-    for (; k > 0; --k) bits &= bits - 1;
-    return static_cast<uint32_t>(w * 32 + static_cast<size_t>(std::countr_zero(bits)));
-  }
 }
 
 void print(const json& j) {

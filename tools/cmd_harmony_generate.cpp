@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "mask_bits.hpp"
 #include "nextok/chat.hpp"
 #include "nextok/error.hpp"
 #include "nextok/harmony.hpp"
@@ -43,25 +44,6 @@ struct Args {
 
 void print(const json& j) {
   std::printf("%s\n", j.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
-}
-
-uint32_t nth_bit(const std::vector<uint32_t>& m, size_t k) {
-  for (size_t w = 0;; ++w) {
-    const auto c = static_cast<size_t>(std::popcount(m[w]));
-    if (k >= c) {
-      k -= c;
-      continue;
-    }
-    uint32_t bits = m[w];
-    for (; k > 0; --k) bits &= bits - 1;
-    return static_cast<uint32_t>(w * 32 + static_cast<size_t>(std::countr_zero(bits)));
-  }
-}
-
-size_t count_bits(const std::vector<uint32_t>& m) {
-  size_t n = 0;
-  for (const uint32_t w : m) n += static_cast<size_t>(std::popcount(w));
-  return n;
 }
 
 // The tools and the choice as the server parses them, into a call format.

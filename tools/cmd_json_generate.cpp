@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "mask_bits.hpp"
 #include "nextok/error.hpp"
 #include "nextok/json_schema.hpp"
 #include "nextok/mask.hpp"
@@ -35,26 +36,6 @@ struct GenerateArgs {
   float close_p = 0.3f;
   float stop_p = 0.7f;
 };
-
-size_t count_bits(const std::vector<uint32_t>& m) {
-  size_t n = 0;
-  for (uint32_t w : m) n += static_cast<size_t>(std::popcount(w));
-  return n;
-}
-
-// The id of the k-th set bit (k < count_bits(m)).
-uint32_t nth_bit(const std::vector<uint32_t>& m, size_t k) {
-  for (size_t w = 0;; ++w) {
-    const auto c = static_cast<size_t>(std::popcount(m[w]));
-    if (k >= c) {
-      k -= c;
-      continue;
-    }
-    uint32_t bits = m[w];
-    for (; k > 0; --k) bits &= bits - 1;
-    return static_cast<uint32_t>(w * 32 + static_cast<size_t>(std::countr_zero(bits)));
-  }
-}
 
 int run(const GenerateArgs& a) {
   const Tokenizer tok = Tokenizer::from_path(a.tokenizer);
