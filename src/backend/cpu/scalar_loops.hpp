@@ -75,7 +75,8 @@ inline void band_split_range(const float* e, std::size_t begin, std::size_t end,
   for (std::size_t i = begin; i < end; ++i) {
     const float v = e[i];
     acc.sum[(i - base) & 7U] += v > hi ? static_cast<double>(v) : 0.0;
-    if (v >= lo && v <= hi) out[k++] = static_cast<std::int32_t>(i);
+    out[k] = static_cast<std::int32_t>(i);  // branch-free: the band is a few percent, at random
+    k += v >= lo && v <= hi ? 1 : 0;
   }
 }
 
