@@ -38,13 +38,13 @@ bool try_bounded_tail(std::span<const float> w, float m, float inv_t, const Samp
   // this pass would only add work.
   std::size_t near = 0, sampled = 0;
   for (std::size_t i = 0; i < n; i += kSampleStride, ++sampled) near += w[i] >= x_cut ? 1 : 0;
-  if (near * 6 > sampled) {
+  if (near * 3 > sampled) {
     ++counters.declined;
     return false;
   }
   const auto& kern = cpu::active_kernels();
   const std::size_t k = kern.indices_ge(w.data(), n, x_cut, ws.indices.data());
-  if (k * 4 > n) {
+  if (k * 3 > n) {
     ++counters.declined;
     return false;
   }
@@ -76,10 +76,12 @@ bool try_bounded_tail(std::span<const float> w, float m, float inv_t, const Samp
   auto gather_level = [&](int level) {
     if (level < 0) return false;
     const float tau = ladder[static_cast<std::size_t>(level)];
-    ws.cand.clear();
-    for (std::size_t i = 0; i < k; ++i) {
-      const float e = ws.head_e[i];
-      if (e >= tau) ws.cand.push_back({e, e, ws.indices[i]});
+    ws.head_pos.resize(k);
+    const std::size_t c = kern.indices_ge(ws.head_e.data(), k, tau, ws.head_pos.data());
+    ws.cand.resize(c);
+    for (std::size_t j = 0; j < c; ++j) {
+      const auto at = static_cast<std::size_t>(ws.head_pos[j]);
+      ws.cand[j] = {ws.head_e[at], ws.head_e[at], ws.indices[at]};
     }
     return true;
   };

@@ -34,11 +34,42 @@ constexpr std::uint32_t kMaxBuckets = 1U << kDigitBits;
 // would move all of them); the first, largest pass adds into four
 // interleaved histograms, so equal buckets do not form one chain of
 // dependent adds.
+// A few candidates: sorted outright. Clearing the radix passes' 2,048-bucket
+// histograms would cost more than the whole select (a peaked row's
+// candidates are a handful).
+constexpr std::size_t kSortedSelect = 64;
+
+Boundary sorted_boundary(std::span<const Candidate> c, double target, bool by_mass,
+                         Workspace::Impl& ws) {
+  std::vector<Candidate>& s = ws.scratch;
+  s.assign(c.begin(), c.end());
+  std::sort(s.begin(), s.end(), [](const Candidate& x, const Candidate& y) {
+    return order_bits(x.key) > order_bits(y.key);
+  });
+  Boundary b;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::uint32_t key = order_bits(s[i].key);
+    double group = 0.0;
+    std::size_t j = i;
+    for (; j < s.size() && order_bits(s[j].key) == key; ++j)
+      group += by_mass ? static_cast<double>(s[j].weight) : 1.0;
+    if (b.above + group >= target) {
+      b.found = true;
+      b.key = key;
+      return b;
+    }
+    b.above += group;
+    i = j;
+  }
+  return Boundary{};  // never reached: keep everything
+}
+
 Boundary radix_boundary(std::span<const Candidate> c, double target, bool by_mass,
                         Workspace::Impl& ws) {
   static thread_local std::array<std::array<double, kMaxBuckets>, 4> hists;
   Boundary b;
   if (c.empty()) return b;
+  if (c.size() <= kSortedSelect) return sorted_boundary(c, target, by_mass, ws);
   // Four lanes: one min/max chain would wait on each compare.
   std::array<float, 4> los{c[0].key, c[0].key, c[0].key, c[0].key}, his = los;
   std::size_t j = 0;

@@ -27,6 +27,7 @@ struct Workspace::Impl {
   std::vector<std::int32_t> window; // sorted copy of the penalty window
   std::vector<std::int32_t> indices; // gather output (V)
   std::vector<float> head_w, head_e; // bounded-tail pass: logits and weights near the max
+  std::vector<std::int32_t> head_pos; //   and positions in them above a ladder level
 
   void reserve(std::size_t vocab);
 };
