@@ -10,11 +10,6 @@ namespace {
 
 using stages::TiePolicy;
 
-std::int64_t count_ge(std::span<const float> x, float threshold) {
-  return static_cast<std::int64_t>(
-      std::count_if(x.begin(), x.end(), [threshold](float v) { return v >= threshold; }));
-}
-
 // Whether the candidates of a ladder level provably contain every survivor
 // of top-k or min-p.
 bool covers_top_k_or_min_p(const FilterInputs& in, int level) {
@@ -101,8 +96,8 @@ FilterOutcome filter_candidates(const FilterInputs& in, GatherLevel gather, Work
     }
     if (trace != nullptr) {
       add(spec ? "temperature_softmax" : "log_softmax",
-          spec ? count_ge(in.e, std::numeric_limits<float>::denorm_min())
-               : count_ge(in.w, -std::numeric_limits<float>::max()));
+          spec ? stages::count_ge(in.e, std::numeric_limits<float>::denorm_min())
+               : stages::count_ge(in.w, -std::numeric_limits<float>::max()));
     }
     auto count_or_all = [&](bool on) -> std::int64_t {
       if (on || trace == nullptr) return static_cast<std::int64_t>(ws.cand.size());

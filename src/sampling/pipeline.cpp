@@ -17,11 +17,6 @@
 namespace nextok::detail {
 namespace {
 
-std::int64_t count_ge(std::span<const float> x, float threshold) {
-  return static_cast<std::int64_t>(
-      std::count_if(x.begin(), x.end(), [threshold](float v) { return v >= threshold; }));
-}
-
 struct Tracer {
   StageTrace* trace;
   void add(const char* name, std::int64_t survivors) const {
@@ -31,7 +26,7 @@ struct Tracer {
 
 void trace_finite(void* ctx, const char* name) {
   auto* t = static_cast<std::pair<StageTrace*, Workspace::Impl*>*>(ctx);
-  t->first->stages.push_back({name, count_ge(t->second->w, -std::numeric_limits<float>::max())});
+  t->first->stages.push_back({name, stages::count_ge(t->second->w, -std::numeric_limits<float>::max())});
 }
 
 void gather(std::span<const float> x, float threshold, Workspace::Impl& ws) {
@@ -51,7 +46,7 @@ Selection run_pipeline(const StepInput& in, const SamplerConfig& cfg, const Pena
   stages::load_masked(in, ws);
   const std::int64_t vocab = in.logits.vocab;
   const std::span<float> w(ws.w.data(), static_cast<std::size_t>(vocab));
-  if (trace != nullptr) tr.add("mask", count_ge(w, -std::numeric_limits<float>::max()));
+  if (trace != nullptr) tr.add("mask", stages::count_ge(w, -std::numeric_limits<float>::max()));
   std::pair<StageTrace*, Workspace::Impl*> ctx{trace, &ws};
   stages::apply_penalties(w, pen, in.history, cfg.filter_order, ws,
                           trace != nullptr ? trace_finite : nullptr, &ctx);
@@ -85,7 +80,7 @@ Selection run_pipeline(const StepInput& in, const SamplerConfig& cfg, const Pena
     sel.dense = true;
     sel.total = r.total;
     if (trace != nullptr) {
-      const std::int64_t nz = count_ge(e, std::numeric_limits<float>::denorm_min());
+      const std::int64_t nz = stages::count_ge(e, std::numeric_limits<float>::denorm_min());
       tr.add(spec ? "temperature_softmax" : "log_softmax", nz);
       for (const char* s : {"top_p", "min_p", "top_k"}) tr.add(s, nz);
       tr.add(spec ? "renormalise" : "temperature", nz);

@@ -43,6 +43,13 @@ float checked_max(std::span<const float> w);
 // The same checks on a max computed elsewhere; returns m.
 float check_max(float m);
 
+// How many of x are >= threshold (the stage trace's survivor counts).
+inline std::int64_t count_ge(std::span<const float> x, float threshold) {
+  std::int64_t n = 0;
+  for (float v : x) n += v >= threshold ? 1 : 0;
+  return n;
+}
+
 // Ladder thresholds on the weight e used to pick a small candidate set.
 std::span<const float> ladder_thresholds() noexcept;
 
