@@ -439,7 +439,7 @@ TEST(CudaLogprobs, MatchesHostTopK) {
                         static_cast<long long>(r), k[i]);
         }
       }
-  cuda::detail::set_logprobs_one_read(false);
+  cuda::detail::set_logprobs_one_read(true);  // the default
   std::printf("logprobs: rows %lld, mismatches %lld, worst |dlogprob| %.3g\n",
               static_cast<long long>(rows), static_cast<long long>(bad), worst);
   EXPECT_GE(rows, 1000);

@@ -25,6 +25,11 @@ struct Stream {
   Stream& operator=(const Stream&) = delete;
 };
 
+// -inf logprobs (masked tokens) are equal; a difference of infinities is NaN.
+bool same_logprob(float got, float want) {
+  return got == want || std::fabs(got - want) <= 1e-5f;
+}
+
 std::vector<cuda::RowParams> random_params(std::mt19937_64& g, std::int64_t rows) {
   std::vector<cuda::RowParams> out;
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -221,7 +226,7 @@ TEST(CudaGraph, CaptureReplayMatchesEagerAndReadsInputsAtReplay) {
         cudaGraphDestroy(graph);
         ++cases;
       }
-  cuda::detail::set_logprobs_one_read(false);
+  cuda::detail::set_logprobs_one_read(true);  // the default
   EXPECT_EQ(cases, 12);
 }
 
@@ -365,17 +370,22 @@ TEST(CudaLogprobs, HardRowsMatchHost) {
               ok = gc[i] == static_cast<std::int32_t>(want->top.size());
               for (std::size_t j = 0; ok && j < want->top.size(); ++j)
                 ok = gi[i * kMaxTopLogprobs + j] == want->top[j].token_id &&
-                     std::fabs(gl[i * kMaxTopLogprobs + j] - want->top[j].logprob) <= 1e-5;
-              ok = ok && std::fabs(gcl[i] - want->token_logprob) <= 1e-5;
+                     same_logprob(gl[i * kMaxTopLogprobs + j], want->top[j].logprob);
+              ok = ok && same_logprob(gcl[i], want->token_logprob);
             }
             if (!ok && ++bad < 10)
-              std::printf("hard logprobs row %lld V=%lld %s k=%u: gpu status %d count %d\n",
-                          static_cast<long long>(r), static_cast<long long>(vocab),
-                          dt == DType::kF32 ? "f32" : "bf16", kk, gs[i], gc[i]);
+              std::printf(
+                  "hard logprobs row %lld V=%lld %s k=%u: gpu status %d count %d chosen %g;"
+                  " host status %d count %d chosen %g\n",
+                  static_cast<long long>(r), static_cast<long long>(vocab),
+                  dt == DType::kF32 ? "f32" : "bf16", kk, gs[i], gc[i],
+                  static_cast<double>(gcl[i]), static_cast<int>(want_st),
+                  want ? static_cast<int>(want->top.size()) : -1,
+                  want ? static_cast<double>(want->token_logprob) : 0.0);
           }
         }
       }
-  cuda::detail::set_logprobs_one_read(false);
+  cuda::detail::set_logprobs_one_read(true);  // the default
   std::printf("hard logprobs rows: %lld, mismatches %lld\n", static_cast<long long>(checked),
               static_cast<long long>(bad));
   EXPECT_EQ(checked, 2 * 4 * 2 * 3 * 9);

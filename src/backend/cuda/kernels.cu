@@ -232,7 +232,7 @@ int launch_logprobs_cluster(const RowLayout& lay, const void* logits, bool bf16,
 }
 
 namespace {
-bool g_logprobs_one_read = false;
+bool g_logprobs_one_read = true;
 }  // namespace
 
 bool logprobs_one_read() noexcept {

@@ -1,8 +1,8 @@
 // Top-k logprobs (k <= 20) of the raw logits, one row per cluster: the
 // log-softmax normaliser in double, the k best by a count radix select on
 // the order bits of the logits (ties to the lower id), sorted by rank 0.
-// The validated default; logprobs.cuh's one-read kernel replaces it once a
-// GPU run has checked it (detail::set_logprobs_one_read).
+// The second implementation: logprobs.cuh's one-read kernel is the default
+// (detail::set_logprobs_one_read picks), and the tests hold both to the host.
 #pragma once
 
 #include "backend/cuda/row_cluster.cuh"

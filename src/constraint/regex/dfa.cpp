@@ -427,7 +427,10 @@ Dfa Dfa::compile_labeled(std::span<const RegexAlternative> alts, const RegexOpti
     std::sort(labels.back().begin(), labels.back().end());
     // Byte boundaries where the transition sets can change.
     std::vector<int> cuts = {0, 256};
-    if (closing) cuts.insert(cuts.end(), {'"', '"' + 1});
+    if (closing) {  // push_back: GCC 13 misreads an initializer-list insert here
+      cuts.push_back('"');
+      cuts.push_back('"' + 1);
+    }
     for (uint32_t s : sets[cur]) {
       for (const auto& e : nfa.edges[s]) {
         cuts.push_back(e.lo);
