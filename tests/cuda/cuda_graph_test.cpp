@@ -378,9 +378,8 @@ TEST(CudaLogprobs, HardRowsMatchHost) {
                   "hard logprobs row %lld V=%lld %s k=%u: gpu status %d count %d chosen %g;"
                   " host status %d count %d chosen %g\n",
                   static_cast<long long>(r), static_cast<long long>(vocab),
-                  dt == DType::kF32 ? "f32" : "bf16", kk, gs[i], gc[i],
-                  static_cast<double>(gcl[i]), static_cast<int>(want_st),
-                  want ? static_cast<int>(want->top.size()) : -1,
+                  dt == DType::kF32 ? "f32" : "bf16", kk, gs[i], gc[i], static_cast<double>(gcl[i]),
+                  static_cast<int>(want_st), want ? static_cast<int>(want->top.size()) : -1,
                   want ? static_cast<double>(want->token_logprob) : 0.0);
           }
         }

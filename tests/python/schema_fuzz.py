@@ -11,7 +11,9 @@ import pathlib
 import random
 import subprocess
 import tempfile
-from typing import Any
+from typing import Any, Callable
+
+import jsonschema
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TOKENIZERS = pathlib.Path(
@@ -81,7 +83,13 @@ def sub_schema(rng: random.Random, depth: int = 0) -> Any:
         lambda: {"not": {**sub_schema(rng, depth + 1), **sub_schema(rng, depth + 1)}},
         lambda: {"anyOf": [sub_schema(rng, depth + 1), sub_schema(rng, depth + 1)]},
         lambda: {"oneOf": [sub_schema(rng, depth + 1), sub_schema(rng, depth + 1)]},
-        lambda: {"oneOf": [tagged_object(rng, tag, depth) for tag in rng.sample(TAGS, rng.randint(2, 3))]},
+        lambda: {
+            "oneOf": [tagged_object(rng, tag, depth) for tag in rng.sample(TAGS, rng.randint(2, 3))]
+        },
+        lambda: {
+            rng.choice(["maximum", "exclusiveMaximum", "exclusiveMinimum"]): rng.randint(-2, 6)
+        },
+        lambda: {"maxLength": rng.randint(0, 2)},
         lambda: {
             "if": sub_schema(rng, depth + 1),
             "then": sub_schema(rng, depth + 1),
@@ -104,3 +112,43 @@ def run_maskbench(cli: str, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     per_file = {pathlib.Path(row["file"]).name: row for row in rows if "file" in row}
     assert len(per_file) == len(docs), r.stdout[-2000:] + r.stderr[-2000:]
     return [per_file[f"d{k:05}.json"] for k in range(len(docs))]
+
+
+def with_verdicts(schema: Any, draw: Callable[[], Any], count: int) -> dict[str, Any]:
+    """A MaskBench document: up to `count` distinct drawn values, each with
+    jsonschema's verdict (Draft 2020-12)."""
+    check = jsonschema.Draft202012Validator(schema)
+    seen: list[Any] = []
+    for _ in range(count):
+        v = draw()
+        if not any(v == w and type(v) is type(w) for w in seen):
+            seen.append(v)
+    return {"schema": schema, "tests": [{"data": v, "valid": check.is_valid(v)} for v in seen]}
+
+
+def differential_run(cli: str, docs: list[dict[str, Any]]) -> tuple[list[Any], dict[str, Any]]:
+    """One maskbench run over docs: the wrong verdicts (a compiled schema that
+    refuses a valid value or takes an invalid one, or one called
+    unsatisfiable that has a valid value) and a summary."""
+    rows = run_maskbench(cli, docs)
+    bad: list[Any] = []
+    errors: dict[str, int] = {}
+    for doc, row in zip(docs, rows):
+        if not row["compiled"]:
+            why = row["error"].split(": ", 1)[-1][:60]  # without the pointer
+            errors[why] = errors.get(why, 0) + 1
+            if UNSAT in row["error"] and any(t["valid"] for t in doc["tests"]):
+                bad.append((doc["schema"], row["error"]))
+        elif row["valid_rejected"] or row["invalid_accepted"] or row.get("mask_mismatch"):
+            bad.append((doc["schema"], row.get("failures")))
+    compiled = [d for d, r in zip(docs, rows) if r["compiled"]]
+    summary = {
+        "schemas": len(docs),
+        "compiled": len(compiled),
+        "valid": sum(t["valid"] for d in compiled for t in d["tests"]),
+        "invalid": sum(not t["valid"] for d in compiled for t in d["tests"]),
+        "wrong": len(bad),
+        "errors": errors,
+    }
+    print(json.dumps(summary))
+    return bad, summary

@@ -90,28 +90,24 @@ void rebuild(OneOfContext& c, const std::set<size_t>& changed,
   }
 }
 
-// Closed objects of different branches that declare no name in common share
-// only {}: when several of them accept {}, no instance is {} (it matches
-// them all), so each becomes nonempty. Rebuilds the branches that change.
-void nonempty_closed_objects(OneOfContext& c, std::vector<uint32_t>& branches,
-                             std::vector<std::vector<uint32_t>>& opts) {
-  std::vector<std::pair<size_t, size_t>> empty_ok;  // (branch, option) closed and accepting {}
+// {} when several branches accept it matches them all, so no instance is
+// {}: every object option that accepts it becomes nonempty (an exact
+// removal, whatever else the options hold). Closed objects of different
+// branches that declare no name in common share only {}, so this is what
+// makes them disjoint. Rebuilds the branches that change.
+void without_shared_empty_object(OneOfContext& c, std::vector<uint32_t>& branches,
+                                 std::vector<std::vector<uint32_t>>& opts) {
+  std::vector<std::pair<size_t, size_t>> empty_ok;  // (branch, option) accepting {}
   for (size_t i = 0; i < opts.size(); ++i) {
     for (size_t k = 0; k < opts[i].size(); ++k) {
       const GrammarNode& n = c.g.nodes[opts[i][k]];
-      if (closed_object(n) && n.min_props == 0 && n.required.empty()) empty_ok.push_back({i, k});
+      if (n.kind == NodeKind::kObject && n.min_props == 0 && n.required.empty())
+        empty_ok.push_back({i, k});
     }
   }
   std::set<size_t> owners;
   for (auto [i, k] : empty_ok) owners.insert(i);
-  if (owners.size() < 2) return;  // {} matches at most one branch this way
-  for (size_t x = 0; x < empty_ok.size(); ++x) {
-    for (size_t y = x + 1; y < empty_ok.size(); ++y) {
-      const auto [i, k] = empty_ok[x];
-      const auto [j, l] = empty_ok[y];
-      if (i != j && !names_disjoint(c.g, c.g.nodes[opts[i][k]], c.g.nodes[opts[j][l]])) return;
-    }
-  }
+  if (owners.size() < 2) return;  // {} matches at most one branch
   std::set<size_t> changed;
   for (auto [i, k] : empty_ok) {
     GrammarNode n = c.g.nodes[opts[i][k]];
@@ -233,7 +229,7 @@ std::optional<std::vector<uint32_t>> exclusive_branches(OneOfContext& c,
   // recursion's absent parts may already be.
   if (depth == 0 || !branches_disjoint(c.g, branches, c.tick))
     split_on_optional_discriminator(c, branches, opts, depth);
-  nonempty_closed_objects(c, branches, opts);
+  without_shared_empty_object(c, branches, opts);
   // Each leaf's remaining language, against the other branches' original
   // leaves (a value matching both must go from both); null = unchanged.
   std::vector<std::vector<std::shared_ptr<const Dfa>>> rest(branches.size());

@@ -278,8 +278,12 @@ GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
                         [&](GrammarNode n) { return add(std::move(n)); },
                         [&] { tick(); },
                         std::min<size_t>(opt_.max_dfa_states, 20000)};
+        const json* negs = nullptr;
         if (auto exclusive = exclusive_branches(oc, alt.options)) {
           alt.options = std::move(*exclusive);
+        } else if ((negs = one_of_negations(*it, at)) != nullptr &&
+                   negated_branches(parts, k, bit, *it, *negs, at, depth, alt.options)) {
+          // Each branch is now itself and no other: exclusive by construction.
         } else {
           if (opt_.strict) {
             fail(ErrorCode::kUnsupported, parts[k].ptr + "/oneOf",
@@ -440,7 +444,8 @@ const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
 const json* Compiler::rewritten_not(const json& s, const std::string& ptr) {
   auto [it, fresh] = rewritten_nots_.try_emplace(&s);
   if (fresh) {
-    if (auto alt = negated_schema(s, ptr))
+    const RefResolver resolve = ref_resolver();
+    if (auto alt = negated_schema(s, ptr, &resolve))
       it->second = std::make_shared<const json>(std::move(*alt));
   }
   return it->second.get();
@@ -663,7 +668,10 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
     return std::any_of(n.values.begin(), n.values.end(),
                        [](const json& v) { return v.is_number(); });
   });
-  if (!bounded && !multiple_re && !multiple_dfa && !excludes)
+  const bool fractions =
+      std::any_of(negs.begin(), negs.end(), [](const Negation& n) { return n.integers; });
+  if (fractions && integer) return never();
+  if (!bounded && !multiple_re && !multiple_dfa && !excludes && !fractions)
     return leaf(integer ? (draft4_ ? kStrictIntegerDfa : kIntegerDfa) : kNumberDfa);
   RegexOptions ro;
   ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
@@ -686,6 +694,11 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
   }
   if (integer && draft4_) {
     d = std::make_shared<const Dfa>(Dfa::intersect(*d, *sd_.integer_strict, ro.max_states));
+    x.shared = false;
+  }
+  if (fractions) {
+    d = std::make_shared<const Dfa>(
+        Dfa::intersect(*d, Dfa::compile(kFractionRegex, ro), ro.max_states));
     x.shared = false;
   }
   d = without_excluded(std::move(d), false, negs, x.shared);

@@ -231,7 +231,8 @@ class Compiler {
   }
   static bool excluded(const std::vector<Negation>& negs, const json& v) {
     return std::any_of(negs.begin(), negs.end(), [&](const Negation& n) {
-      return std::find(n.values.begin(), n.values.end(), v) != n.values.end();
+      return std::find(n.values.begin(), n.values.end(), v) != n.values.end() ||
+             (n.integers && v.is_number() && is_integral(v));
     });
   }
   // d without the texts of the scalars `not` excludes (of d's kind), keeping
@@ -262,6 +263,18 @@ class Compiler {
   // The anyOf a oneOf of required-only branches is (one_of_keys.hpp), kept
   // per oneOf array; null when it is not of that kind.
   const json* one_of_by_required(const json& branches);
+  // Per oneOf array, for each branch the negations of all the others
+  // (negated_schema): oneOf = anyOf_i (B_i and not B_j for every j != i).
+  // Null when some branch has no negation in those forms.
+  const json* one_of_negations(const json& branches, const std::string& ptr);
+  // Follows a $ref written in the document (negated_schema's resolver).
+  RefResolver ref_resolver() const;
+  // The options of oneOf `branches` (distributed from parts[k]) compiled as
+  // each branch beside the others' negations; false, options unchanged,
+  // when one of them uses a form the compiler cannot enforce.
+  bool negated_branches(const std::vector<Part>& parts, size_t k, uint32_t bit,
+                        const json& branches, const json& negs, const std::string& at, size_t depth,
+                        std::vector<uint32_t>& options);
   static constexpr size_t kMaxMergedValues = 4096;
   std::optional<json> listed_values(const json& branch, const std::string& ptr, size_t depth = 0);
   std::shared_ptr<const Dfa> enum_dfa_ptr(std::vector<std::string> texts, bool strings);
@@ -287,6 +300,7 @@ class Compiler {
   // Per anyOf/oneOf array: its value-only branches as one enum.
   std::map<const json*, ValueSplit> value_splits_;
   std::map<const json*, std::unique_ptr<const json>> key_one_ofs_;
+  std::map<const json*, std::unique_ptr<const json>> negated_one_ofs_;
   std::map<std::vector<std::string>, std::shared_ptr<const Dfa>> enum_dfas_;
   // Length bounds by DFA (the key keeps it alive): properties that share a
   // pattern share them.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "constraint/schema/schema_types.hpp"
+#include "constraint/schema/unique_items.hpp"
 #include "nextok/error.hpp"
 
 namespace nextok::constraint {
@@ -71,9 +72,11 @@ Negation negation_of(const json& n, const std::string& ptr) {
     out.twice = true;
   } else if (kw == "type") {
     out.types = parse_types(n["type"], ptr + "/type");
-    // Excluding integers from numbers leaves fractions, a set of spellings
-    // that is not kept apart here.
-    if ((out.types & kInteger) && !(out.types & kNumber)) out.unsupported = "not: {type: integer}";
+    // Excluding integers from numbers leaves the fractions.
+    if ((out.types & kInteger) && !(out.types & kNumber)) {
+      out.types &= ~kInteger;
+      out.integers = true;
+    }
   } else if (kw == "enum" || kw == "const") {
     const json list = kw == "const" ? json::array({n["const"]}) : n["enum"];
     if (!list.is_array())
@@ -131,36 +134,117 @@ Negation negation_of(const json& n, const std::string& ptr) {
   return out;
 }
 
-std::optional<json> negated_schema(const json& s, const std::string& ptr) {
+namespace {
+
+bool holds_ref(const json& j) {
+  if (j.is_object()) {
+    if (j.contains("$ref") || j.contains("$dynamicRef")) return true;
+    for (const auto& [k, v] : j.items())
+      if (holds_ref(v)) return true;
+  } else if (j.is_array()) {
+    for (const auto& v : j)
+      if (holds_ref(v)) return true;
+  }
+  return false;
+}
+
+// A bound keyword's opposite on the bound's own type: value -> (type, keyword, value).
+std::optional<json> negated_bound(const std::string& k, const json& v) {
+  if (!v.is_number()) return std::nullopt;
+  static const char* const kNumber[][2] = {{"maximum", "exclusiveMinimum"},
+                                           {"minimum", "exclusiveMaximum"},
+                                           {"exclusiveMaximum", "minimum"},
+                                           {"exclusiveMinimum", "maximum"}};
+  for (const auto& [kw, dual] : kNumber)
+    if (k == kw) return json{{"type", "number"}, {dual, v}};
+  // Counts: a non-negative integer n; "at most n" fails from n + 1 on.
+  if (!is_integral(v) || v.get<double>() < 0 || v.get<double>() > 1e15) return std::nullopt;
+  const auto n = static_cast<long long>(v.get<double>());
+  static const char* const kCount[][3] = {{"minLength", "maxLength", "string"},
+                                          {"maxLength", "minLength", "string"},
+                                          {"minItems", "maxItems", "array"},
+                                          {"maxItems", "minItems", "array"},
+                                          {"minProperties", "maxProperties", "object"},
+                                          {"maxProperties", "minProperties", "object"}};
+  for (const auto& [kw, dual, type] : kCount) {
+    if (k != kw) continue;
+    const bool at_least = k.rfind("min", 0) == 0;
+    if (at_least && n == 0) return json(false);  // every value has at least 0
+    return json{{"type", type}, {dual, at_least ? n - 1 : n + 1}};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<json> negated_schema(const json& s, const std::string& ptr,
+                                   const RefResolver* resolve, int depth) {
   if (s.is_boolean()) return json(!s.get<bool>());
-  if (!s.is_object()) return std::nullopt;
+  if (!s.is_object() || depth > 16) return std::nullopt;
+  const std::string kw = sole_keyword(s);
+  if (kw == "$ref") {  // a lone $ref (any draft): its target
+    const json* target = resolve != nullptr ? (*resolve)(s) : nullptr;
+    if (target == nullptr) return std::nullopt;
+    return negated_schema(*target, ptr, resolve, depth + 1);
+  }
   const Negation neg = negation_of(s, ptr);
   if (neg.unsupported.empty()) {
     if (neg.everything) return json(false);
-    if (neg.twice) return s["not"];
+    if (neg.twice) {
+      if (resolve != nullptr && holds_ref(s["not"])) return std::nullopt;  // refs stay in place
+      return s["not"];
+    }
     return json{{"not", s}};
   }
-  const std::string kw = sole_keyword(s);
   if ((kw == "anyOf" || kw == "allOf") && s[kw].is_array() && !s[kw].empty()) {
     json parts = json::array();
     for (const auto& x : s[kw]) {
-      auto n = negated_schema(x, ptr);
+      auto n = negated_schema(x, ptr, resolve, depth + 1);
       if (!n) return std::nullopt;
       parts.push_back(std::move(*n));
     }
     return json{{kw == "anyOf" ? "allOf" : "anyOf", std::move(parts)}};
   }
-  if (kw != "+") return std::nullopt;
+  if (kw.empty()) return std::nullopt;
   // Keywords that each constrain on their own: not (A and B) = not A or not B.
+  // Draft-04's boolean exclusiveMaximum changes what maximum means: left alone.
+  for (const char* ex : {"exclusiveMaximum", "exclusiveMinimum"})
+    if (auto it = s.find(ex); it != s.end() && it->is_boolean()) return std::nullopt;
   json parts = json::array();
   for (const auto& [k, v] : s.items()) {
     if (annotation(k)) continue;
-    if (k != "type" && k != "enum" && k != "const" && k != "pattern" && k != "required")
+    std::optional<json> n;
+    if (k == "type" || k == "enum" || k == "const" || k == "pattern" || k == "required") {
+      if (kw == "+") n = negated_schema(json{{k, v}}, ptr);
+    } else if (resolve == nullptr) {
       return std::nullopt;
-    auto n = negated_schema(json{{k, v}}, ptr);
+    } else if (k == "properties" && v.is_object()) {
+      // Some named property present with a value its schema refuses.
+      json some = json::array();
+      for (const auto& [name, sub] : v.items()) {
+        auto ns = negated_schema(sub, ptr, resolve, depth + 1);
+        if (!ns) return std::nullopt;
+        if (ns->is_boolean() && !ns->get<bool>()) continue;  // every value passes
+        some.push_back({{"type", "object"},
+                        {"required", json::array({name})},
+                        {"properties", {{name, std::move(*ns)}}}});
+      }
+      n = some.empty() ? json(false) : json{{"anyOf", std::move(some)}};
+    } else if (k == "items" && (v.is_object() || v.is_boolean()) && !s.contains("prefixItems") &&
+               !s.contains("additionalItems")) {
+      // Some item its schema refuses.
+      auto ns = negated_schema(v, ptr, resolve, depth + 1);
+      if (!ns) return std::nullopt;
+      n = ns->is_boolean() && !ns->get<bool>()
+              ? json(false)
+              : json{{"type", "array"}, {"contains", std::move(*ns)}};
+    } else {
+      n = negated_bound(k, v);
+    }
     if (!n) return std::nullopt;
     parts.push_back(std::move(*n));
   }
+  if (parts.size() == 1) return std::move(parts[0]);
   return json{{"anyOf", std::move(parts)}};
 }
 

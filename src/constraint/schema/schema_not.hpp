@@ -1,10 +1,11 @@
 // `not` in the forms that can be enforced exactly: excluded types
-// (not: {type}), excluded scalar values (not: {enum} / {const}), patterns
-// no string may match (not: {pattern}) and property sets that must not all
-// be present (not: {required}, and their anyOf / allOf combinations). Other
-// forms are reported unsupported.
+// (not: {type}; integer alone leaves the fractions), excluded scalar values (not: {enum} /
+// {const}), patterns no string may match (not: {pattern}) and property sets that must not all be
+// present (not: {required}, and their anyOf / allOf combinations). Other forms are reported
+// unsupported.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,6 +16,10 @@ namespace nextok::constraint {
 struct Negation {
   bool everything = false;  // not: {} or not: true — no value at all
   unsigned types = 0;       // type bits (schema_types.hpp) no value may have
+  // not: {type: integer} (numbers stay): no integral number. The fractions
+  // left keep their plain decimal and normalized negative-exponent
+  // spellings (kFractionRegex), which are fractions whatever the digits.
+  bool integers = false;
   nlohmann::json values = nlohmann::json::array();  // scalars no value may equal
   // Each set: the object must not hold all of these properties.
   std::vector<std::vector<std::string>> forbidden;
@@ -27,10 +32,18 @@ struct Negation {
 // What `not: n` excludes; `ptr` points at the `not` for errors.
 Negation negation_of(const nlohmann::json& n, const std::string& ptr);
 
+// The target of the `$ref` in schema object `holder` (in the document), or
+// nullptr when it cannot be followed.
+using RefResolver = std::function<const nlohmann::json*(const nlohmann::json& holder)>;
+
 // A schema equal to `not: s` built only from the forms above, or nullopt:
 // s itself negatable; anyOf / allOf of negatable schemas (De Morgan); or
-// several independent keywords (type, enum, const, pattern, required) each
-// negatable, as the anyOf of their negations.
-std::optional<nlohmann::json> negated_schema(const nlohmann::json& s, const std::string& ptr);
+// independent keywords each negatable, as the anyOf of their negations:
+// type, enum, const, pattern, required; with `resolve`, also a lone $ref
+// (its target), properties (some named property present with a value its
+// schema refuses), items (some item refused: contains) and the bounds (maximum, minLength,
+// maxItems, ... as the opposite bound on their own type). The result holds no $ref.
+std::optional<nlohmann::json> negated_schema(const nlohmann::json& s, const std::string& ptr,
+                                             const RefResolver* resolve = nullptr, int depth = 0);
 
 }  // namespace nextok::constraint

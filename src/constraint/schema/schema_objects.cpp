@@ -2,6 +2,7 @@
 // dependencies and the key automaton.
 #include "constraint/schema/one_of_keys.hpp"
 #include "constraint/schema/schema_compiler_impl.hpp"
+#include "constraint/schema/schema_not.hpp"
 
 namespace nextok::constraint::schema_detail {
 
@@ -12,6 +13,62 @@ const json* Compiler::one_of_by_required(const json& branches) {
       it->second = std::make_unique<const json>(std::move(*any));
   }
   return it->second.get();
+}
+
+RefResolver Compiler::ref_resolver() const {
+  return [this](const json& holder) -> const json* {
+    const auto& ref = holder["$ref"];
+    if (!ref.is_string()) return nullptr;
+    try {
+      return refs_.resolve(ref.get<std::string>(), &holder, "").first;
+    } catch (const Error&) {
+      return nullptr;  // the caller reports the form as unsupported
+    }
+  };
+}
+
+const json* Compiler::one_of_negations(const json& branches, const std::string& ptr) {
+  auto [it, fresh] = negated_one_ofs_.try_emplace(&branches);
+  if (!fresh) return it->second.get();
+  const RefResolver resolve = ref_resolver();
+  std::vector<json> negs;
+  for (size_t i = 0; i < branches.size(); ++i) {
+    tick();
+    auto n = negated_schema(branches[i], ptr + "/" + std::to_string(i), &resolve);
+    if (!n) return nullptr;
+    negs.push_back(std::move(*n));
+  }
+  json per_branch = json::array();
+  for (size_t i = 0; i < branches.size(); ++i) {
+    json others = json::array();
+    for (size_t j = 0; j < branches.size(); ++j)
+      if (j != i) others.push_back(negs[j]);
+    per_branch.push_back(std::move(others));
+  }
+  it->second = std::make_unique<const json>(std::move(per_branch));
+  return it->second.get();
+}
+
+bool Compiler::negated_branches(const std::vector<Part>& parts, size_t k, uint32_t bit,
+                                const json& branches, const json& negs, const std::string& at,
+                                size_t depth, std::vector<uint32_t>& options) {
+  std::vector<uint32_t> out;
+  try {
+    for (size_t i = 0; i < branches.size(); ++i) {
+      std::vector<Part> sub = parts;
+      sub[k].done |= bit;
+      const std::string ptr = at + "/" + std::to_string(i);
+      sub.push_back({&branches[i], ptr, 0});
+      for (const auto& n : negs[i]) sub.push_back({&n, ptr, 0});
+      const uint32_t o = conj(std::move(sub), depth + 1);
+      if (!is_never(o)) out.push_back(o);
+    }
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kUnsupported) throw;
+    return false;
+  }
+  options = std::move(out);
+  return true;
 }
 
 // --- containers ------------------------------------------------------------

@@ -23,6 +23,11 @@ struct StandardDfas {
 // which JSON Schema counts as an integer.
 inline constexpr const char* kNumberRegex = R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)";
 inline constexpr const char* kIntegerRegexText = R"(-?(0|[1-9][0-9]*)(\.0+)?)";
+// Numbers that are fractions in every draft: a plain decimal with a nonzero
+// digit after the point, or a normalized scientific form with a negative
+// exponent (a nonzero digit times 10^-k is never integral).
+inline constexpr const char* kFractionRegex =
+    R"(-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*|-?[1-9](\.[0-9]+)?[eE]-0*[1-9][0-9]*)";
 // Draft 4 counts only texts without a fraction as integers.
 inline constexpr const char* kStrictIntegerRegexText = R"(-?(0|[1-9][0-9]*))";
 
