@@ -242,11 +242,20 @@ void set_logprobs_one_read(bool on) noexcept {
   g_logprobs_one_read = on;
 }
 
+namespace {
+int g_logprobs_blocks_per_sm = 4;
+}  // namespace
+
+void set_logprobs_blocks_per_sm(int n) noexcept {
+  g_logprobs_blocks_per_sm = std::clamp(n, 1, 32);
+}
+
 int logprobs_splits(std::int64_t rows, std::int64_t vocab) noexcept {
-  // About four blocks per SM in all, each at least one step of its loop
-  // (4,096 ids at f32), and at most 64 parts to fold per row.
+  // About four blocks per SM in all (set_logprobs_blocks_per_sm), each at
+  // least one step of its loop (4,096 ids at f32), and at most 64 parts to
+  // fold per row.
   constexpr std::int64_t kMinIds = std::int64_t{dev::kLpThreads} * dev::kLpGroups * 4;
-  const std::int64_t want = (4 * sm_count() + rows - 1) / rows;
+  const std::int64_t want = (g_logprobs_blocks_per_sm * sm_count() + rows - 1) / rows;
   const std::int64_t most = std::max<std::int64_t>(1, (vocab + kMinIds - 1) / kMinIds);
   return static_cast<int>(std::clamp<std::int64_t>(std::min(want, most), 1, 64));
 }

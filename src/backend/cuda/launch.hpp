@@ -112,6 +112,8 @@ int launch_logprobs_cluster(const RowLayout& lay, const void* logits, bool bf16,
 // (the partials are [rows, logprobs_splits(rows, vocab)]; logprobs_splits is
 // largest at rows = 1).
 int logprobs_splits(std::int64_t rows, std::int64_t vocab) noexcept;
+// The one-read kernel's target blocks per SM (default 4); a benchmark knob.
+void set_logprobs_blocks_per_sm(int n) noexcept;
 std::size_t logprobs_part_bytes() noexcept;
 // k [rows] in device memory; counters [rows] zero (left zero).
 int launch_logprobs(const void* logits, bool bf16, std::int64_t rows, std::int64_t vocab,
