@@ -263,14 +263,16 @@ class Compiler {
   // The anyOf a oneOf of required-only branches is (one_of_keys.hpp), kept
   // per oneOf array; null when it is not of that kind.
   const json* one_of_by_required(const json& branches);
-  // Per oneOf array, for each branch the negations of all the others
-  // (negated_schema): oneOf = anyOf_i (B_i and not B_j for every j != i).
-  // Null when some branch has no negation in those forms.
+  // Per oneOf array, each branch's negation (negated_schema), for
+  // oneOf = anyOf_i (B_i and not B_j for every j != i). Null when some
+  // branch has no negation in those forms, or past kMaxNegatedBranches.
+  static constexpr size_t kMaxNegatedBranches = 32;
   const json* one_of_negations(const json& branches, const std::string& ptr);
   // Follows a $ref written in the document (negated_schema's resolver).
   RefResolver ref_resolver() const;
   // The options of oneOf `branches` (distributed from parts[k]) compiled as
-  // each branch beside the others' negations; false, options unchanged,
+  // each branch beside the others' negations (`negs`, one per branch); false,
+  // options unchanged,
   // when one of them uses a form the compiler cannot enforce.
   bool negated_branches(const std::vector<Part>& parts, size_t k, uint32_t bit,
                         const json& branches, const json& negs, const std::string& at, size_t depth,

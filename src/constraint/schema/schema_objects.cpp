@@ -30,22 +30,18 @@ RefResolver Compiler::ref_resolver() const {
 const json* Compiler::one_of_negations(const json& branches, const std::string& ptr) {
   auto [it, fresh] = negated_one_ofs_.try_emplace(&branches);
   if (!fresh) return it->second.get();
+  // Branch i is compiled beside the n - 1 others' negations, each an anyOf:
+  // past a few dozen branches that product is hopeless within any budget.
+  if (branches.size() > kMaxNegatedBranches) return nullptr;
   const RefResolver resolve = ref_resolver();
-  std::vector<json> negs;
+  json negs = json::array();
   for (size_t i = 0; i < branches.size(); ++i) {
     tick();
     auto n = negated_schema(branches[i], ptr + "/" + std::to_string(i), &resolve);
     if (!n) return nullptr;
     negs.push_back(std::move(*n));
   }
-  json per_branch = json::array();
-  for (size_t i = 0; i < branches.size(); ++i) {
-    json others = json::array();
-    for (size_t j = 0; j < branches.size(); ++j)
-      if (j != i) others.push_back(negs[j]);
-    per_branch.push_back(std::move(others));
-  }
-  it->second = std::make_unique<const json>(std::move(per_branch));
+  it->second = std::make_unique<const json>(std::move(negs));
   return it->second.get();
 }
 
@@ -53,20 +49,35 @@ bool Compiler::negated_branches(const std::vector<Part>& parts, size_t k, uint32
                                 const json& branches, const json& negs, const std::string& at,
                                 size_t depth, std::vector<uint32_t>& options) {
   std::vector<uint32_t> out;
+  // The rewrite may distribute into many cases: it gets a quarter of the
+  // time left and half of the grammar nodes left, and running out of either
+  // means "not enforceable", not a failed compile.
+  const auto whole = deadline_;
+  const auto now = std::chrono::steady_clock::now();
+  deadline_ = now + (whole - now) / 4;
+  const size_t all_nodes = opt_.max_nodes;
+  opt_.max_nodes = g_.nodes.size() + (all_nodes - std::min(all_nodes, g_.nodes.size())) / 2;
   try {
     for (size_t i = 0; i < branches.size(); ++i) {
       std::vector<Part> sub = parts;
       sub[k].done |= bit;
       const std::string ptr = at + "/" + std::to_string(i);
       sub.push_back({&branches[i], ptr, 0});
-      for (const auto& n : negs[i]) sub.push_back({&n, ptr, 0});
+      for (size_t j = 0; j < negs.size(); ++j)
+        if (j != i) sub.push_back({&negs[j], at + "/" + std::to_string(j), 0});
       const uint32_t o = conj(std::move(sub), depth + 1);
       if (!is_never(o)) out.push_back(o);
     }
   } catch (const Error& e) {
-    if (e.code() != ErrorCode::kUnsupported) throw;
-    return false;
+    const bool own_budget =
+        std::chrono::steady_clock::now() > deadline_ || g_.nodes.size() >= opt_.max_nodes;
+    deadline_ = whole;
+    opt_.max_nodes = all_nodes;
+    if (e.code() == ErrorCode::kUnsupported || own_budget) return false;
+    throw;
   }
+  deadline_ = whole;
+  opt_.max_nodes = all_nodes;
   options = std::move(out);
   return true;
 }
