@@ -271,9 +271,9 @@ class Compiler {
   // Follows a $ref written in the document (negated_schema's resolver).
   RefResolver ref_resolver() const;
   // The options of oneOf `branches` (distributed from parts[k]) compiled as
-  // each branch beside the others' negations (`negs`, one per branch); false,
-  // options unchanged,
-  // when one of them uses a form the compiler cannot enforce.
+  // each branch beside the others' negations (`negs`, one per branch);
+  // false, options unchanged, when one of them uses a form the compiler
+  // cannot enforce or the rewrite runs out of its share of the budget.
   bool negated_branches(const std::vector<Part>& parts, size_t k, uint32_t bit,
                         const json& branches, const json& negs, const std::string& at, size_t depth,
                         std::vector<uint32_t>& options);
