@@ -2,9 +2,13 @@
 branches' negations (anyOf_i (B_i and not B_j, j != i)), and `not` of $refs,
 properties and bounds: random documents in those forms against Python
 `jsonschema`. Branches are open objects told apart by which properties they
-declare and require, scalar ranges that nest ({maximum: 2} / {maximum: 5}),
-and $refs to shared definitions, the shapes real schemas write. Every
-compiled document must accept exactly the valid values, token by token."""
+declare and require, closed objects (`additionalProperties: false`: their
+negation holds some key outside their names), scalar ranges that nest
+({maximum: 2} / {maximum: 5}), $refs to shared definitions, recursive
+definitions (trees, negated through themselves), if/then/else, dependent
+keywords, contains, nested oneOf and unknown keywords: the shapes real
+schemas write. Every compiled document must accept exactly the valid
+values, token by token."""
 
 from __future__ import annotations
 
@@ -31,12 +35,32 @@ def leaf(rng: random.Random) -> dict[str, Any]:
     return rng.choice(pool)()
 
 
+def shaped(rng: random.Random, defs: dict[str, Any]) -> dict[str, Any]:
+    """Keyword forms whose negation builds on others: if/then/else,
+    dependencies, contains, a nested oneOf, unknown keywords."""
+    pool = [
+        lambda: {"if": leaf(rng), "then": leaf(rng), "else": leaf(rng)},
+        lambda: {"if": {"required": [rng.choice(KEYS)]}, "then": {"required": [rng.choice(KEYS)]}},
+        lambda: {"dependentRequired": {rng.choice(KEYS): [rng.choice(KEYS)]}},
+        lambda: {"dependentSchemas": {rng.choice(KEYS): leaf(rng)}},
+        lambda: {"type": "array", "contains": leaf(rng)},
+        lambda: {"oneOf": [leaf(rng), leaf(rng)]},
+        lambda: {"x-vendor": rng.choice([1, "a"]), **leaf(rng)},
+    ]
+    s = rng.choice(pool)()
+    if defs and rng.random() < 0.3:
+        s["properties"] = {rng.choice(KEYS): {"$ref": "#/$defs/" + rng.choice(sorted(defs))}}
+    return s
+
+
 def branch(rng: random.Random, defs: dict[str, Any]) -> dict[str, Any]:
     kind = rng.random()
     if kind < 0.15:
         return leaf(rng)
     if kind < 0.3 and defs:
         return {"$ref": "#/$defs/" + rng.choice(sorted(defs))}
+    if kind < 0.42:
+        return shaped(rng, defs)
     props = {k: leaf(rng) for k in rng.sample(KEYS, rng.randint(1, 3))}
     s: dict[str, Any] = {"properties": props}
     if rng.random() < 0.7:
@@ -47,11 +71,31 @@ def branch(rng: random.Random, defs: dict[str, Any]) -> dict[str, Any]:
         s[rng.choice(["minProperties", "maxProperties"])] = rng.randint(1, 3)
     if rng.random() < 0.2:  # a list property whose items are constrained
         s["properties"][rng.choice(KEYS)] = {"type": "array", "items": leaf(rng)}
+    if rng.random() < 0.4:  # closed: its negation needs some key outside its names
+        s["additionalProperties"] = rng.choice([False, False, {"not": {}}, True])
+        if rng.random() < 0.4:  # and outside its patterns (`x_1`, `ab` match some)
+            s["patternProperties"] = {rng.choice(["^x", "b$", "^a", "_"]): {}}
     return s
+
+
+def recursive(rng: random.Random) -> dict[str, Any]:
+    """A definition that holds itself (a tree), the shape whose negation
+    must refer to itself."""
+    node: dict[str, Any] = {
+        "type": "object",
+        "properties": {"v": leaf(rng), "kids": {"type": "array", "items": {"$ref": "#/$defs/t"}}},
+    }
+    if rng.random() < 0.5:
+        node["additionalProperties"] = False
+    if rng.random() < 0.5:
+        node["required"] = ["v"]
+    return node
 
 
 def document(rng: random.Random) -> dict[str, Any]:
     defs = {f"d{i}": branch(rng, {}) for i in range(rng.randint(0, 2))}
+    if rng.random() < 0.3:
+        defs["t"] = recursive(rng)
     if rng.random() < 0.25 and defs:
         s: dict[str, Any] = {
             "type": "object",
@@ -64,9 +108,23 @@ def document(rng: random.Random) -> dict[str, Any]:
     return s
 
 
+def tree(rng: random.Random, depth: int = 0) -> dict[str, Any]:
+    t: dict[str, Any] = {}
+    if rng.random() < 0.8:
+        t["v"] = rng.choice([rng.randint(-3, 9), "a", None, True])
+    if depth < 2 and rng.random() < 0.6:
+        t["kids"] = [tree(rng, depth + 1) for _ in range(rng.randint(0, 2))]
+    if rng.random() < 0.15:
+        t[rng.choice(KEYS)] = 1
+    return t
+
+
 def object_value(rng: random.Random) -> dict[str, Any]:
     picks = [value(rng, 2), rng.randint(-3, 9), "a", "ab", None, 1.5, [rng.randint(0, 3), "a"]]
-    return {k: rng.choice(picks) for k in rng.sample(KEYS, rng.randint(0, 4))}
+    if rng.random() < 0.25:
+        picks.append(tree(rng))
+    out = {k: rng.choice(picks) for k in rng.sample(KEYS, rng.randint(0, 4))}
+    return tree(rng) if rng.random() < 0.15 else out
 
 
 def test_negated_one_of_branches_accept_exactly_the_valid_values(cli: str) -> None:

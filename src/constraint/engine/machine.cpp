@@ -20,8 +20,6 @@ uint64_t label_bit(const GrammarNode& obj, uint32_t label) {
 
 }  // namespace
 
-uint32_t undeclared_key_value(const GrammarNode& obj, std::span<const uint32_t> labels);
-
 // The key_reach bits of a key ending with these labels: the declared
 // property it names, else bit 63 when it resolves (patterns that agree
 // across regex flavours, or any other name) to a value that can exist;
@@ -38,26 +36,6 @@ uint64_t resolvable_bits(const Grammar& g, const GrammarNode& obj,
   if (bits) return bits;
   const uint32_t v = undeclared_key_value(obj, labels);
   return v != kNoNode && g.nodes[v].kind != NodeKind::kNever ? kOtherBit : 0;
-}
-
-// The value node of a key ending with these labels when it names no
-// declared property: its pattern's, its patterns' combination's, or
-// additionalProperties'; kNoNode when there is none or the regex flavours
-// disagree on which patterns match.
-uint32_t undeclared_key_value(const GrammarNode& obj, std::span<const uint32_t> labels) {
-  const auto np = static_cast<uint32_t>(obj.props.size());
-  const auto npp = static_cast<uint32_t>(obj.pattern_props.size());
-  bool other = false, ambiguous = false;
-  for (uint32_t l : labels) other |= l >= np + 2 * npp;
-  const std::vector<uint32_t> patterns = matched_patterns(labels, np, npp, &ambiguous);
-  if (ambiguous) return kNoNode;
-  if (patterns.size() == 1) return obj.pattern_props[patterns[0]].node;
-  if (patterns.size() > 1) {
-    for (const auto& [combo, node] : obj.pattern_combos)
-      if (combo == patterns) return node;
-    return kNoNode;
-  }
-  return other ? obj.additional : kNoNode;
 }
 
 bool is_json_whitespace(uint8_t b) noexcept {
@@ -199,6 +177,26 @@ ObjectInfo Machine::object_info(const Grammar& g, const GrammarNode& obj) {
   for (const auto& [trigger, needs] : obj.dependent)
     info.dependent.push_back({uint64_t{1} << trigger, bits_of(needs)});
   for (const auto& set : obj.forbidden) info.forbidden.push_back(bits_of(set));
+  info.some_key = obj.some_key;
+  info.marked = std::any_of(obj.some_key_markers.begin(), obj.some_key_markers.end(),
+                            [](const auto& m) { return !m.empty(); });
+  if (info.marked && obj.some_key.size() <= 8) {
+    info.one_key_meets.assign(size_t{1} << obj.some_key.size(), 0);
+    for (size_t set = 1; set < info.one_key_meets.size(); ++set) {
+      std::vector<uint32_t> markers;
+      bool undeclared = true;
+      for (size_t e = 0; e < obj.some_key.size(); ++e) {
+        if (((set >> e) & 1U) == 0) continue;
+        undeclared &= (obj.some_key[e] & some_key_bit(e)) != 0;
+        markers.insert(markers.end(), obj.some_key_markers[e].begin(),
+                       obj.some_key_markers[e].end());
+      }
+      info.one_key_meets[set] =
+          undeclared && undeclared_key_possible(keys, obj, markers, [&](uint32_t v) {
+            return g.nodes[v].kind != NodeKind::kNever;
+          });
+    }
+  }
   return info;
 }
 
@@ -298,22 +296,33 @@ bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
   for (uint32_t l : labels)
     if (l < np) declared = std::min(declared, l);
   uint32_t value = kNoNode;
-  uint64_t bit = 0;
+  uint64_t bit = 0, met = 0;  // met: some_key masks an undeclared key meets
   if (declared != kNoNode) {
     value = obj.props[declared].node;
     if (declared < 63) bit = uint64_t{1} << declared;
   } else {
     value = undeclared_key_value(obj, labels);
+    for (size_t e = 0; e < obj.some_key.size(); ++e) {
+      if ((obj.some_key[e] & some_key_bit(e)) != 0 &&
+          !matches_marker(obj, labels, obj.some_key_markers[e]))
+        met |= some_key_bit(e);
+    }
   }
   if (value == kNoNode || g_.nodes[value].kind == NodeKind::kNever || (parent.seen & bit))
     return false;
   if (bit & info_[parent.node].blocked(parent.seen)) return false;
-  parent.seen |= bit;
+  parent.seen |= bit | met;
   ++parent.n;
   if (parent.n > obj.max_props) return false;
   if (obj.max_props != kUnbounded) {
-    const uint64_t missing = info_[parent.node].required_with(parent.seen) & ~parent.seen;
-    if (static_cast<uint32_t>(std::popcount(missing)) > obj.max_props - parent.n) return false;
+    const ObjectInfo& info = info_[parent.node];
+    const uint64_t missing = info.required_with(parent.seen) & ~parent.seen;
+    // Some-key masks the required ones leave open take more keys: one
+    // undeclared key meets them all unless markers tell them apart (then
+    // one each, an upper bound).
+    const uint32_t more = info.keys_for_unmet(parent.seen | missing);
+    if (static_cast<uint32_t>(std::popcount(missing)) + more > obj.max_props - parent.n)
+      return false;
   }
   parent.cur = value;
   parent.q = kObjColon;
@@ -443,7 +452,8 @@ bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
     case FrameKind::kObject: {
       const GrammarNode& obj = g_.nodes[t.node];
       const bool closable = (t.q == kObjFirst || t.q == kObjAfter) && t.n >= obj.min_props &&
-                            (info_[t.node].required_with(t.seen) & ~t.seen) == 0;
+                            (info_[t.node].required_with(t.seen) & ~t.seen) == 0 &&
+                            !info_[t.node].unmet(t.seen);
       if (b == '}') {
         if (!closable) return false;
         frames.pop_back();

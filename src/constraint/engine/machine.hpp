@@ -5,6 +5,7 @@
 // value: a byte that would lead to a dead end is rejected when it is read.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -57,6 +58,28 @@ struct ObjectInfo {
   uint64_t required = 0;
   std::vector<std::pair<uint64_t, uint64_t>> dependent;  // (trigger bit, bits it needs)
   std::vector<uint64_t> forbidden;                       // sets that may not all be seen
+  std::vector<uint64_t> some_key;                        // GrammarNode::some_key
+  bool marked = false;                                   // some mask has key markers
+  // Some some_key mask that no key in `seen` meets.
+  bool unmet(uint64_t seen) const noexcept {
+    return std::any_of(some_key.begin(), some_key.end(),
+                       [&](uint64_t m) { return (seen & m) == 0; });
+  }
+  // Per set of masks (bit e: mask e, up to 8 masks), whether one
+  // undeclared key meets them all (matches none of their markers).
+  std::vector<uint8_t> one_key_meets;
+  // Keys still to read for the masks `seen` leaves unmet: one where a
+  // single undeclared key meets them all, else one each (an upper bound).
+  uint32_t keys_for_unmet(uint64_t seen) const noexcept {
+    uint32_t open = 0, n = 0;
+    for (size_t e = 0; e < some_key.size(); ++e) {
+      if ((seen & some_key[e]) != 0) continue;
+      ++n;
+      if (e < 8) open |= 1U << e;
+    }
+    if (n <= 1 || !marked) return std::min<uint32_t>(n, 1);
+    return some_key.size() <= 8 && one_key_meets[open] != 0 ? 1 : n;
+  }
   // Declared properties that would complete a forbidden set, counting the
   // properties the object must still get (required, and what a trigger
   // read so far or the property itself brings in): reading one of them

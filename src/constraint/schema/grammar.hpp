@@ -64,6 +64,19 @@ struct GrammarNode {
   uint32_t additional = kNoNode;  // node for other keys; kNoNode: none allowed
   uint32_t key_dfa = 0;
   uint32_t min_props = 0, max_props = kUnbounded;
+  // Keys the object must hold one of (negated closed objects: "some key
+  // outside these names and patterns"): mask e has the declared property
+  // bits (< 63) that meet it and, when keys that name no declared property
+  // meet it too, some_key_bit(e), which the frame's seen set gets once
+  // such a key is read that matches none of the key markers
+  // some_key_markers[e] lists.
+  std::vector<uint64_t> some_key;
+  std::vector<std::vector<uint32_t>> some_key_markers;
+  // Patterns that label keys without changing their values (the key
+  // automaton's last labels: marker k is marker_label + 2k with ECMA
+  // classes, + 2k + 1 with Unicode ones).
+  std::vector<std::string> key_markers;
+  uint32_t marker_label = kNoNode;
   bool names_restricted = false;  // propertyNames narrowed key_dfa: other keys are not any string
   // kArray.
   std::vector<uint32_t> prefix;
@@ -111,6 +124,62 @@ uint32_t contains_supply(const GrammarNode& a, uint32_t from, uint32_t need, Usa
   if (a.max_items == kUnbounded) return need;
   const uint32_t rest = a.max_items > first ? a.max_items - first : 0;
   return static_cast<uint32_t>(std::min<uint64_t>(uint64_t{got} + rest, need));
+}
+
+// The value node of a key ending with these key-automaton labels when it
+// names no declared property: its pattern's, its patterns' combination's,
+// or additionalProperties'; kNoNode when there is none or the regex flavours
+// disagree on which patterns match.
+inline uint32_t undeclared_key_value(const GrammarNode& obj, std::span<const uint32_t> labels) {
+  const auto np = static_cast<uint32_t>(obj.props.size());
+  const auto npp = static_cast<uint32_t>(obj.pattern_props.size());
+  bool other = false, ambiguous = false;
+  for (uint32_t l : labels) other |= l >= np + 2 * npp && l < obj.marker_label;
+  const std::vector<uint32_t> patterns = matched_patterns(labels, np, npp, &ambiguous);
+  if (ambiguous) return kNoNode;
+  if (patterns.size() == 1) return obj.pattern_props[patterns[0]].node;
+  if (patterns.size() > 1) {
+    for (const auto& [combo, node] : obj.pattern_combos)
+      if (combo == patterns) return node;
+    return kNoNode;
+  }
+  return other ? obj.additional : kNoNode;
+}
+
+// The seen bit of some_key mask e met by a key that names no declared
+// property (the masks' bits count down from 62; declared ones count up).
+inline uint64_t some_key_bit(size_t e) {
+  return uint64_t{1} << (62 - e);
+}
+
+// Whether a key ending with these labels matches one of the key markers
+// (under either regex flavour: a key the flavours disagree on is not
+// counted as outside them).
+inline bool matches_marker(const GrammarNode& obj, std::span<const uint32_t> labels,
+                           std::span<const uint32_t> markers) {
+  for (uint32_t l : labels) {
+    if (obj.marker_label == kNoNode || l < obj.marker_label) continue;
+    if (std::find(markers.begin(), markers.end(), (l - obj.marker_label) / 2) != markers.end())
+      return true;
+  }
+  return false;
+}
+
+// Whether a key that names no declared property, matches none of `markers`
+// and has a value for which `ok` holds can be read.
+template <class Ok>
+bool undeclared_key_possible(const Dfa& keys, const GrammarNode& obj,
+                             std::span<const uint32_t> markers, Ok ok) {
+  for (size_t q = 0; q < keys.states(); ++q) {
+    const auto labels = keys.labels(static_cast<int32_t>(q));
+    if (labels.empty() ||
+        std::any_of(labels.begin(), labels.end(), [&](uint32_t l) { return l < obj.props.size(); }))
+      continue;
+    if (matches_marker(obj, labels, markers)) continue;
+    const uint32_t v = undeclared_key_value(obj, labels);
+    if (v != kNoNode && ok(v)) return true;
+  }
+  return false;
 }
 
 struct LengthBounds;  // constraint/engine/length_bounds.hpp

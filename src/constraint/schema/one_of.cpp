@@ -1,6 +1,7 @@
 #include "constraint/schema/one_of.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "constraint/schema/schema_types.hpp"
@@ -42,25 +43,84 @@ const Dfa& plain_decimals() {
 
 namespace {
 
-// a minus the texts whose values leaf b matches, covering every spelling of
-// those values that the result keeps; nullopt when that cannot be made exact.
-std::optional<Dfa> without(const OneOfContext& c, const Dfa& a, const GrammarNode& b) {
-  const Dfa& bd = *c.g.dfas[b.dfa];
-  bool literal = true;  // true, false and null have one spelling each
-  for (int x = 0; x < 256; ++x)
-    literal &= bd.next(bd.start(), static_cast<uint8_t>(x)) < 0 || x == 't' || x == 'f' || x == 'n';
-  // Literals, or any number at all: every spelling is in bd.
-  if (literal || &bd == c.sd.number.get()) return Dfa::subtract(a, bd, c.max_states);
-  if (&bd == c.sd.integer.get() || &bd == c.sd.integer_strict.get()) {
-    // Integers: every plain spelling of an integer value.
-    return Dfa::subtract(Dfa::intersect(a, plain_decimals(), c.max_states), bd, c.max_states);
+// The JSON types a leaf DFA's texts start as: kTextString, kTextNumber,
+// kTextLiteral (true, false, null), kTextOther for anything else.
+enum : unsigned { kTextString = 1, kTextNumber = 2, kTextLiteral = 4, kTextOther = 8 };
+unsigned text_types(const Dfa& d) {
+  unsigned t = 0;
+  for (int x = 0; x < 256; ++x) {
+    if (d.next(d.start(), static_cast<uint8_t>(x)) < 0) continue;
+    if (x == '"') {
+      t |= kTextString;
+    } else if (x == '-' || (x >= '0' && x <= '9')) {
+      t |= kTextNumber;
+    } else if (x == 't' || x == 'f' || x == 'n') {
+      t |= kTextLiteral;
+    } else {
+      t |= kTextOther;
+    }
   }
-  if (bd.next(bd.start(), '"') >= 0 && !b.counts_chars) {
+  return t;
+}
+
+bool same_language(const Dfa& x, const Dfa& y, size_t max_states) {
+  return Dfa::subtract(x, y, max_states).empty() && Dfa::subtract(y, x, max_states).empty();
+}
+
+// a minus bd where both hold texts of one type `t` only.
+std::optional<Dfa> without_one_type(const OneOfContext& c, const Dfa& a, const Dfa& bd,
+                                    bool counts_chars, unsigned t) {
+  // Literals, or any number at all: every spelling is in bd.
+  if (t == kTextLiteral) return Dfa::subtract(a, bd, c.max_states);
+  if (t == kTextNumber) {
+    if (&bd == c.sd.number.get() || same_language(bd, *c.sd.number, c.max_states))
+      return Dfa::subtract(a, bd, c.max_states);
+    if (&bd == c.sd.integer.get() || &bd == c.sd.integer_strict.get() ||
+        same_language(bd, *c.sd.integer, c.max_states) ||
+        same_language(bd, *c.sd.integer_strict, c.max_states)) {
+      // Integers: every plain spelling of an integer value.
+      return Dfa::subtract(Dfa::intersect(a, plain_decimals(), c.max_states), bd, c.max_states);
+    }
+    return std::nullopt;
+  }
+  if (t == kTextString && !counts_chars) {
     // Strings b spells at least as every plain spelling; keep only those.
     return Dfa::subtract(Dfa::intersect(a, plain_spelled_strings(), c.max_states), bd,
                          c.max_states);
   }
   return std::nullopt;
+}
+
+// a minus the texts whose values leaf b matches, covering every spelling of
+// those values that the result keeps; nullopt when that cannot be made exact.
+// Leaves of several types (merged alternatives) go type by type: what b
+// removes from a's strings says nothing of a's numbers.
+std::optional<Dfa> without(const OneOfContext& c, const Dfa& a, const GrammarNode& b) {
+  const Dfa& bd = *c.g.dfas[b.dfa];
+  const unsigned ta = text_types(a), tb = text_types(bd);
+  if (((ta | tb) & kTextOther) != 0) return std::nullopt;
+  if (ta == tb && std::popcount(tb) == 1) return without_one_type(c, a, bd, b.counts_chars, tb);
+  const Dfa literals = [&] {
+    const Dfa* lits[] = {c.sd.true_.get(), c.sd.false_.get(), c.sd.null_.get()};
+    return Dfa::unite(lits, c.max_states);
+  }();
+  std::vector<Dfa> pieces;
+  for (const unsigned t : {kTextString, kTextNumber, kTextLiteral}) {
+    if ((ta & t) == 0) continue;
+    const Dfa& all = t == kTextString ? *c.sd.string : t == kTextNumber ? *c.sd.number : literals;
+    Dfa at = ta == t ? a : Dfa::intersect(a, all, c.max_states);
+    if ((tb & t) == 0) {
+      pieces.push_back(std::move(at));
+      continue;
+    }
+    const Dfa bt = tb == t ? bd : Dfa::intersect(bd, all, c.max_states);
+    std::optional<Dfa> r = without_one_type(c, at, bt, b.counts_chars, t);
+    if (!r) return std::nullopt;
+    pieces.push_back(std::move(*r));
+  }
+  std::vector<const Dfa*> ptrs;
+  for (const auto& d : pieces) ptrs.push_back(&d);
+  return Dfa::unite(ptrs, c.max_states);
 }
 
 bool overlap(const Dfa& a, const Dfa& b, size_t max_states) {

@@ -444,11 +444,22 @@ const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
 const json* Compiler::rewritten_not(const json& s, const std::string& ptr) {
   auto [it, fresh] = rewritten_nots_.try_emplace(&s);
   if (fresh) {
-    const RefResolver resolve = ref_resolver();
-    if (auto alt = negated_schema(s, ptr, &resolve))
+    const NegationContext cx = negation_context();
+    if (auto alt = negated_schema(s, ptr, &cx)) {
       it->second = std::make_shared<const json>(std::move(*alt));
+      note_generated(*it->second);
+    }
   }
   return it->second.get();
+}
+
+void Compiler::note_generated(const json& j) {
+  if (j.is_object()) {
+    if (j.contains(kSomeKeyOutside)) some_key_parts_.insert(&j);
+    for (const auto& [k, v] : j.items()) note_generated(v);
+  } else if (j.is_array()) {
+    for (const auto& v : j) note_generated(v);
+  }
 }
 
 // A value satisfies `dependentSchemas: {t: S}` when it is not an object, or

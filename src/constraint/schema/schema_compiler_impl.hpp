@@ -202,6 +202,18 @@ class Compiler {
   // `not: s` in a form negation_of cannot enforce, as an equivalent schema
   // of forms it can (De Morgan); null when there is none.
   const json* rewritten_not(const json& s, const std::string& ptr);
+  // The kSomeKeyOutside objects in `j`, a schema negated_schema built (and
+  // the compiler keeps): only these are read as that keyword.
+  void note_generated(const json& j);
+  std::set<const json*> some_key_parts_;
+  // The object node n, holding some key outside each name set: a some_key
+  // mask where undeclared keys can be read, else one copy per choice of
+  // the declared keys that meet the sets, each requiring its choice.
+  struct Outside {
+    std::vector<std::string> names, patterns;
+  };
+  uint32_t with_some_key(GrammarNode n, const std::vector<Outside>& sets, const Dfa* names,
+                         const std::string& ptr);
   std::map<const json*, std::shared_ptr<const json>> rewritten_nots_;
   // dependentSchemas (and dependencies' schema form): one case per set of
   // triggers present, with the schemas those triggers bring in.
@@ -270,6 +282,15 @@ class Compiler {
   const json* one_of_negations(const json& branches, const std::string& ptr);
   // Follows a $ref written in the document (negated_schema's resolver).
   RefResolver ref_resolver() const;
+  // negated_schema's context: $refs followed, subschemas referred to in
+  // place, and each $ref target negated once (negated_ref).
+  NegationContext negation_context();
+  // {"$ref": internal} to not `target`, built on first use (a recursive
+  // definition meets its own negation's $ref while that is being built).
+  std::optional<json> negated_ref(const json& target, const std::string& ptr);
+  static constexpr size_t kNoNegation = ~size_t{0};
+  std::map<const json*, size_t> negated_refs_;          // target → internal id, or kNoNegation
+  std::vector<std::unique_ptr<const json>> generated_;  // the negations built
   // The options of oneOf `branches` (distributed from parts[k]) compiled as
   // each branch beside the others' negations (`negs`, one per branch);
   // false, options unchanged, when one of them uses a form the compiler

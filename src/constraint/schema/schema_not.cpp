@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "constraint/schema/schema_keywords.hpp"
 #include "constraint/schema/schema_types.hpp"
 #include "constraint/schema/unique_items.hpp"
 #include "nextok/error.hpp"
@@ -13,13 +14,13 @@ namespace {
 
 using json = nlohmann::json;
 
-// Keywords that constrain nothing, allowed beside the negated one.
+// Keywords that constrain nothing, allowed beside the negated one: every
+// keyword but the constraining ones (annotations, and unknown keywords,
+// which validators ignore).
 bool annotation(const std::string& k) {
-  static const char* kAnnotations[] = {"title",   "description", "$comment", "examples",
-                                       "default", "deprecated",  "readOnly", "writeOnly",
-                                       "$id",     "$schema",     "$anchor",  "errorMessage"};
-  return std::any_of(std::begin(kAnnotations), std::end(kAnnotations),
-                     [&](const char* a) { return k == a; });
+  return k != "enum" && k != "const" && !k.starts_with("$nextok:") &&
+         std::none_of(std::begin(kConstraining), std::end(kConstraining),
+                      [&](const char* c) { return k == c; });
 }
 
 // The one constraining keyword of s, or "" when there are none or several.
@@ -177,29 +178,37 @@ std::optional<json> negated_bound(const std::string& k, const json& v) {
 
 }  // namespace
 
-std::optional<json> negated_schema(const json& s, const std::string& ptr,
-                                   const RefResolver* resolve, int depth) {
+std::optional<json> negated_schema(const json& s, const std::string& ptr, const NegationContext* cx,
+                                   int depth) {
   if (s.is_boolean()) return json(!s.get<bool>());
   if (!s.is_object() || depth > 16) return std::nullopt;
   const std::string kw = sole_keyword(s);
   if (kw == "$ref") {  // a lone $ref (any draft): its target
-    const json* target = resolve != nullptr ? (*resolve)(s) : nullptr;
+    const json* target = cx != nullptr ? cx->resolve(s) : nullptr;
     if (target == nullptr) return std::nullopt;
-    return negated_schema(*target, ptr, resolve, depth + 1);
+    if (cx->negated) return cx->negated(*target, ptr);
+    return negated_schema(*target, ptr, cx, depth + 1);
   }
+  // A schema standing for x: x itself, or (holding $refs, which resolve
+  // where x is written) a reference to it in place.
+  auto in_place = [&](const json& x) -> std::optional<json> {
+    if (!holds_ref(x)) return x;
+    if (cx != nullptr && cx->refer) return cx->refer(x);
+    return std::nullopt;
+  };
   const Negation neg = negation_of(s, ptr);
   if (neg.unsupported.empty()) {
     if (neg.everything) return json(false);
     if (neg.twice) {
-      if (resolve != nullptr && holds_ref(s["not"])) return std::nullopt;  // refs stay in place
-      return s["not"];
+      if (cx == nullptr) return s["not"];
+      return in_place(s["not"]);
     }
     return json{{"not", s}};
   }
   if ((kw == "anyOf" || kw == "allOf") && s[kw].is_array() && !s[kw].empty()) {
     json parts = json::array();
     for (const auto& x : s[kw]) {
-      auto n = negated_schema(x, ptr, resolve, depth + 1);
+      auto n = negated_schema(x, ptr, cx, depth + 1);
       if (!n) return std::nullopt;
       parts.push_back(std::move(*n));
     }
@@ -216,13 +225,77 @@ std::optional<json> negated_schema(const json& s, const std::string& ptr,
     std::optional<json> n;
     if (k == "type" || k == "enum" || k == "const" || k == "pattern" || k == "required") {
       if (kw == "+") n = negated_schema(json{{k, v}}, ptr);
-    } else if (resolve == nullptr) {
+    } else if (cx == nullptr) {
       return std::nullopt;
+    } else if (k == "then" || k == "else" || k == "minContains" || k == "maxContains") {
+      continue;                // read with if and contains (alone, they constrain nothing)
+    } else if (k == "$ref") {  // beside other keywords (draft 2019 on): a conjunct
+      const json* target = cx->resolve(s);
+      if (target == nullptr) return std::nullopt;
+      n = cx->negated ? cx->negated(*target, ptr) : negated_schema(*target, ptr, cx, depth + 1);
+    } else if (k == "contains") {
+      // No item it takes (or fewer than minContains, or more than maxContains).
+      if (s.contains("minContains") || s.contains("maxContains")) return std::nullopt;
+      auto ns = negated_schema(v, ptr, cx, depth + 1);
+      if (!ns) return std::nullopt;
+      n = json{{"type", "array"}, {"items", std::move(*ns)}};
+    } else if (k == "oneOf" && v.is_array() && !v.empty() && v.size() <= 8) {
+      // No branch holds, or two do.
+      json none = json::array(), some = json::array();
+      for (const auto& x : v) {
+        auto nx = negated_schema(x, ptr, cx, depth + 1);
+        if (!nx) return std::nullopt;
+        none.push_back(std::move(*nx));
+      }
+      some.push_back({{"allOf", std::move(none)}});
+      for (size_t a = 0; a < v.size(); ++a) {
+        for (size_t b = a + 1; b < v.size(); ++b) {
+          auto xa = in_place(v[a]), xb = in_place(v[b]);
+          if (!xa || !xb) return std::nullopt;
+          some.push_back({{"allOf", json::array({std::move(*xa), std::move(*xb)})}});
+        }
+      }
+      n = json{{"anyOf", std::move(some)}};
+    } else if (k == "if") {
+      // The test holds and then fails, or the test fails and else does.
+      json some = json::array();
+      if (auto t = s.find("then"); t != s.end()) {
+        auto test = in_place(v);
+        auto nt = negated_schema(*t, ptr, cx, depth + 1);
+        if (!test || !nt) return std::nullopt;
+        some.push_back({{"allOf", json::array({std::move(*test), std::move(*nt)})}});
+      }
+      if (auto e = s.find("else"); e != s.end()) {
+        auto ni = negated_schema(v, ptr, cx, depth + 1);
+        auto ne = negated_schema(*e, ptr, cx, depth + 1);
+        if (!ni || !ne) return std::nullopt;
+        some.push_back({{"allOf", json::array({std::move(*ni), std::move(*ne)})}});
+      }
+      n = some.empty() ? json(false) : json{{"anyOf", std::move(some)}};
+    } else if ((k == "dependencies" || k == "dependentRequired" || k == "dependentSchemas") &&
+               v.is_object()) {
+      // Some trigger present without what it needs.
+      json some = json::array();
+      for (const auto& [t, d] : v.items()) {
+        std::optional<json> nd;
+        if (d.is_array()) {
+          if (d.empty()) continue;  // needs nothing
+          nd = json{{"not", {{"required", d}}}};
+        } else {
+          nd = negated_schema(d, ptr, cx, depth + 1);
+        }
+        if (!nd) return std::nullopt;
+        if (*nd == json(false)) continue;
+        some.push_back({{"type", "object"},
+                        {"required", json::array({t})},
+                        {"allOf", json::array({std::move(*nd)})}});
+      }
+      n = some.empty() ? json(false) : json{{"anyOf", std::move(some)}};
     } else if (k == "properties" && v.is_object()) {
       // Some named property present with a value its schema refuses.
       json some = json::array();
       for (const auto& [name, sub] : v.items()) {
-        auto ns = negated_schema(sub, ptr, resolve, depth + 1);
+        auto ns = negated_schema(sub, ptr, cx, depth + 1);
         if (!ns) return std::nullopt;
         if (ns->is_boolean() && !ns->get<bool>()) continue;  // every value passes
         some.push_back({{"type", "object"},
@@ -233,17 +306,58 @@ std::optional<json> negated_schema(const json& s, const std::string& ptr,
     } else if (k == "items" && (v.is_object() || v.is_boolean()) && !s.contains("prefixItems") &&
                !s.contains("additionalItems")) {
       // Some item its schema refuses.
-      auto ns = negated_schema(v, ptr, resolve, depth + 1);
+      auto ns = negated_schema(v, ptr, cx, depth + 1);
       if (!ns) return std::nullopt;
       n = ns->is_boolean() && !ns->get<bool>()
               ? json(false)
               : json{{"type", "array"}, {"contains", std::move(*ns)}};
+    } else if (k == "patternProperties" && v.is_object()) {
+      // Some key a pattern matches with a value its schema refuses: only
+      // patterns that take every value, whose negation is empty.
+      for (const auto& [pattern, sub] : v.items()) {
+        auto ns = negated_schema(sub, ptr, cx, depth + 1);
+        if (!ns || *ns != json(false)) return std::nullopt;
+      }
+      n = json(false);
+    } else if (k == "not") {  // not (not X) is X; $refs inside stay in place
+      if (holds_ref(v)) return std::nullopt;
+      n = v;
+    } else if (k == "additionalProperties") {
+      // Some key outside `properties`, with a value additionalProperties
+      // refuses: supported where it refuses every value (a closed object).
+      auto na = negated_schema(v, ptr, cx, depth + 1);
+      if (!na) return std::nullopt;
+      if (*na == json(false)) {  // additionalProperties takes every value
+        n = json(false);
+      } else if (*na == json(true) || *na == json::object()) {
+        json names = json::array(), declared = json::object();
+        if (auto p = s.find("properties"); p != s.end()) {
+          if (!p->is_object()) return std::nullopt;
+          for (const auto& [name, sub] : p->items()) {
+            names.push_back(name);
+            declared[name] = json::object();
+          }
+        }
+        n = json{{"type", "object"},
+                 {"properties", std::move(declared)},
+                 {kSomeKeyOutside, std::move(names)}};
+        // Keys the patterns match are no more outside than the names.
+        if (auto p = s.find("patternProperties"); p != s.end()) {
+          if (!p->is_object()) return std::nullopt;
+          json patterns = json::array();
+          for (const auto& [pattern, sub] : p->items()) patterns.push_back(pattern);
+          (*n)[kSomeKeyOutsidePatterns] = std::move(patterns);
+        }
+      } else {
+        return std::nullopt;
+      }
     } else {
       n = negated_bound(k, v);
     }
     if (!n) return std::nullopt;
     parts.push_back(std::move(*n));
   }
+  if (parts.empty()) return json(false);  // nothing constrains: every value holds
   if (parts.size() == 1) return std::move(parts[0]);
   return json{{"anyOf", std::move(parts)}};
 }

@@ -27,21 +27,57 @@ RefResolver Compiler::ref_resolver() const {
   };
 }
 
+NegationContext Compiler::negation_context() {
+  NegationContext cx;
+  cx.resolve = ref_resolver();
+  cx.refer = [this](const json& original) {
+    return json{{"$ref", SchemaRefs::internal_ref(refs_.add_internal(&original))}};
+  };
+  cx.negated = [this](const json& target, const std::string& ptr) {
+    return negated_ref(target, ptr);
+  };
+  return cx;
+}
+
+std::optional<json> Compiler::negated_ref(const json& target, const std::string& ptr) {
+  tick();
+  if (auto it = negated_refs_.find(&target); it != negated_refs_.end()) {
+    if (it->second == kNoNegation) return std::nullopt;
+    return json{{"$ref", SchemaRefs::internal_ref(it->second)}};
+  }
+  const size_t id = refs_.add_internal(nullptr);  // filled once built
+  negated_refs_[&target] = id;
+  const NegationContext cx = negation_context();
+  auto n = negated_schema(target, ptr, &cx);
+  if (!n) {
+    // Negations built meanwhile may refer to this one: theirs resolve to
+    // an unsupported error.
+    negated_refs_[&target] = kNoNegation;
+    return std::nullopt;
+  }
+  CompileBudget::charge(n->dump().size());
+  generated_.push_back(std::make_unique<const json>(std::move(*n)));
+  note_generated(*generated_.back());
+  refs_.set_internal(id, generated_.back().get());
+  return json{{"$ref", SchemaRefs::internal_ref(id)}};
+}
+
 const json* Compiler::one_of_negations(const json& branches, const std::string& ptr) {
   auto [it, fresh] = negated_one_ofs_.try_emplace(&branches);
   if (!fresh) return it->second.get();
   // Branch i is compiled beside the n - 1 others' negations, each an anyOf:
   // past a few dozen branches that product is hopeless within any budget.
   if (branches.size() > kMaxNegatedBranches) return nullptr;
-  const RefResolver resolve = ref_resolver();
+  const NegationContext cx = negation_context();
   json negs = json::array();
   for (size_t i = 0; i < branches.size(); ++i) {
     tick();
-    auto n = negated_schema(branches[i], ptr + "/" + std::to_string(i), &resolve);
+    auto n = negated_schema(branches[i], ptr + "/" + std::to_string(i), &cx);
     if (!n) return nullptr;
     negs.push_back(std::move(*n));
   }
   it->second = std::make_unique<const json>(std::move(negs));
+  note_generated(*it->second);
   return it->second.get();
 }
 
@@ -143,7 +179,9 @@ uint32_t Compiler::key_dfa(const GrammarNode& n, const Dfa* names) {
   // Where no key's name matters (no declared or pattern names), keys take
   // every string spelling, as values do; names that matter keep one
   // spelling each so that an escape cannot dodge their schema.
-  if (n.props.empty() && n.pattern_props.empty() && n.additional != kNoNode) return kStringDfa;
+  if (n.props.empty() && n.pattern_props.empty() && n.key_markers.empty() &&
+      n.additional != kNoNode)
+    return kStringDfa;
   std::vector<RegexAlternative> alts;
   for (const auto& p : n.props) alts.push_back({p.name, true});
   // Each pattern twice: with ECMA classes (ASCII \\w \\d \\s, the JSON Schema
@@ -154,6 +192,10 @@ uint32_t Compiler::key_dfa(const GrammarNode& n, const Dfa* names) {
     alts.push_back({p.pattern, false, true});
   }
   if (n.additional != kNoNode) alts.push_back({"[^]*", false});
+  for (const auto& m : n.key_markers) {  // labels only (GrammarNode::key_markers)
+    alts.push_back({m, false, false});
+    alts.push_back({m, false, true});
+  }
   RegexOptions ro;
   ro.json_string = true;
   ro.canonical_escapes = true;
@@ -187,6 +229,16 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
     if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
   };
   const std::vector<Negation> negs = negations(parts);
+  // Name sets the object must hold some key outside of (negated closed
+  // objects); their part declares the names.
+  std::vector<Outside> outside;
+  for (const auto& p : parts) {
+    if (!some_key_parts_.contains(p.j)) continue;
+    Outside& o = outside.emplace_back();
+    for (const auto& k : p.j->at(kSomeKeyOutside)) o.names.push_back(k.get<std::string>());
+    if (auto it = p.j->find(kSomeKeyOutsidePatterns); it != p.j->end())
+      for (const auto& k : *it) o.patterns.push_back(k.get<std::string>());
+  }
   for (const auto& neg : negs)
     for (const auto& set : neg.forbidden)
       for (const auto& k : set) declare(k);
@@ -430,7 +482,124 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
       all.insert(all.end(), pattern_parts[k].begin(), pattern_parts[k].end());
     n.pattern_combos.push_back({combo, conj(std::move(all), depth + 1)});
   }
+  if (!outside.empty()) return with_some_key(std::move(n), outside, names_dfa.get(), parts[0].ptr);
   return add(std::move(n));
+}
+
+uint32_t Compiler::with_some_key(GrammarNode n, const std::vector<Outside>& sets, const Dfa* names,
+                                 const std::string& ptr) {
+  const size_t np = n.props.size();
+  if (np + sets.size() > 63) {
+    unsupported(ptr, "a negated closed object beside more than 63 property names");
+    return add(std::move(n));  // lenient: the keys are not required
+  }
+  const auto exists = [&](uint32_t v) { return !is_never(v); };
+  // Can a key that names no declared property be read, with a value? Then
+  // the sets' patterns become key markers: which undeclared keys they match
+  // is the key automaton's to tell.
+  const bool undeclared = undeclared_key_possible(*g_.dfas[n.key_dfa], n, {}, exists);
+  if (undeclared) {
+    for (const auto& set : sets)
+      for (const auto& p : set.patterns)
+        if (std::find(n.key_markers.begin(), n.key_markers.end(), p) == n.key_markers.end())
+          n.key_markers.push_back(p);
+    if (!n.key_markers.empty()) {
+      n.marker_label = static_cast<uint32_t>(np + 2 * n.pattern_props.size() +
+                                             (n.additional != kNoNode ? 1 : 0));
+      // The same keys (markers only label them), the markers' labels too.
+      const uint32_t plain = n.key_dfa, marked = key_dfa(n, names);
+      n.key_dfa = add_dfa(Dfa::restrict(*g_.dfas[marked], *g_.dfas[plain], opt_.max_dfa_states));
+    }
+  }
+  uint64_t required = 0;
+  for (uint32_t r : n.required) required |= uint64_t{1} << r;
+  std::vector<uint64_t> masks;  // met by declared names only
+  for (const auto& set : sets) {
+    std::vector<Dfa> patterns;
+    std::vector<uint32_t> markers;
+    for (const auto& pat : set.patterns) {
+      RegexOptions ro;  // as schemas_for reads a name against a pattern
+      ro.full_match = false;
+      ro.unicode_classes = true;
+      patterns.push_back(Dfa::compile(pat, ro));
+      const auto at = std::find(n.key_markers.begin(), n.key_markers.end(), pat);
+      if (at != n.key_markers.end())
+        markers.push_back(static_cast<uint32_t>(at - n.key_markers.begin()));
+    }
+    uint64_t m = 0;
+    for (size_t i = 0; i < np; ++i) {
+      const std::string& name = n.props[i].name;
+      const bool inside = std::find(set.names.begin(), set.names.end(), name) != set.names.end() ||
+                          std::any_of(patterns.begin(), patterns.end(),
+                                      [&](const Dfa& d) { return d.matches(name); });
+      if (!inside && !is_never(n.props[i].node)) m |= uint64_t{1} << i;
+    }
+    if ((m & required) != 0) continue;  // a required key meets it already
+    if (undeclared && undeclared_key_possible(*g_.dfas[n.key_dfa], n, markers, exists)) {
+      n.some_key.push_back(m | some_key_bit(n.some_key.size()));
+      n.some_key_markers.push_back(std::move(markers));
+    } else if (m == 0) {
+      return never();
+    } else {
+      masks.push_back(m);
+    }
+  }
+  if (masks.empty()) return add(std::move(n));
+  // Only declared keys meet the masks: one object per choice of a key for
+  // each mask, that key required (with what it brings in).
+  std::vector<uint64_t> choices = {required};
+  for (uint64_t m : masks) {
+    std::vector<uint64_t> next;
+    for (uint64_t c : choices) {
+      if (c & m) {
+        next.push_back(c);
+        continue;
+      }
+      for (size_t i = 0; i < np; ++i)
+        if ((m >> i) & 1U) next.push_back(c | (uint64_t{1} << i));
+    }
+    std::sort(next.begin(), next.end());
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    if (next.size() > 64) {
+      unsupported(ptr, "a negated closed object with more than 64 ways to hold its keys");
+      return add(std::move(n));
+    }
+    choices = std::move(next);
+  }
+  std::vector<uint32_t> options;
+  for (uint64_t c : choices) {
+    for (bool grew = true; grew;) {  // dependents of required names are required
+      grew = false;
+      for (const auto& [trigger, needs] : n.dependent) {
+        if (((c >> trigger) & 1U) == 0) continue;
+        for (uint32_t r : needs) {
+          grew |= ((c >> r) & 1U) == 0;
+          c |= uint64_t{1} << r;
+        }
+      }
+    }
+    if (static_cast<uint32_t>(std::popcount(c)) > n.max_props) continue;
+    const bool complete_forbidden =
+        std::any_of(n.forbidden.begin(), n.forbidden.end(), [&](const auto& f) {
+          return std::all_of(f.begin(), f.end(), [&](uint32_t i) { return ((c >> i) & 1U) != 0; });
+        });
+    if (complete_forbidden) continue;
+    GrammarNode x = n;
+    x.required.clear();
+    bool possible = true;
+    for (size_t i = 0; i < np; ++i) {
+      if (((c >> i) & 1U) == 0) continue;
+      x.required.push_back(static_cast<uint32_t>(i));
+      possible &= !is_never(n.props[i].node);
+    }
+    if (possible) options.push_back(add(std::move(x)));
+  }
+  if (options.empty()) return never();
+  if (options.size() == 1) return options[0];
+  GrammarNode alt;
+  alt.kind = NodeKind::kAnyOf;
+  alt.options = std::move(options);
+  return add(std::move(alt));
 }
 
 }  // namespace nextok::constraint::schema_detail

@@ -1,5 +1,6 @@
 #include "constraint/schema/schema_refs.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "constraint/schema/schema_drafts.hpp"
@@ -78,7 +79,7 @@ SchemaRefs::SchemaRefs(const json& root) : root_(root) {
     if (const json* id = id_of(root)) root_base_ = resolve_uri("", id->get<std::string>());
   }
   root_base_ = root_base_.substr(0, root_base_.find('#'));
-  index(root, "", root_base_, 0);
+  index(root, "", root_base_, 0, true);
 }
 
 const json* SchemaRefs::id_of(const json& j) const {
@@ -89,12 +90,47 @@ const json* SchemaRefs::id_of(const json& j) const {
   return nullptr;
 }
 
+namespace {
+
+// Where a schema keyword holds subschemas: kMap (name → schema), kList (an
+// array of schemas, or one schema), kOne (one schema); kData for the
+// values that are data; kNone for every other keyword, known or not, whose
+// contents are no schemas (an $id in there identifies nothing).
+enum class Holds { kNone, kData, kOne, kList, kMap };
+Holds holds(const std::string& k) {
+  static const char* const kMaps[] = {"properties",  "patternProperties", "$defs",
+                                      "definitions", "dependentSchemas",  "dependencies"};
+  static const char* const kLists[] = {"allOf", "anyOf", "oneOf", "prefixItems", "items"};
+  static const char* const kOnes[] = {"not",
+                                      "if",
+                                      "then",
+                                      "else",
+                                      "contains",
+                                      "additionalProperties",
+                                      "propertyNames",
+                                      "unevaluatedItems",
+                                      "unevaluatedProperties",
+                                      "additionalItems",
+                                      "contentSchema"};
+  auto in = [&](const auto& list) {
+    return std::any_of(std::begin(list), std::end(list), [&](const char* c) { return k == c; });
+  };
+  if (k == "enum" || k == "const" || k == "examples" || k == "default") return Holds::kData;
+  if (in(kMaps)) return Holds::kMap;
+  if (in(kLists)) return Holds::kList;
+  if (in(kOnes)) return Holds::kOne;
+  return Holds::kNone;
+}
+
+}  // namespace
+
 void SchemaRefs::index(const json& j, const std::string& ptr, const std::string& parent_base,
-                       size_t depth) {
+                       size_t depth, bool schema) {
   if (depth > 1024) bad(ptr, "schema nesting is deeper than 1024");
   std::string base = parent_base;
   if (j.is_object()) {
-    if (const json* id = id_of(j)) {
+    const json* id = schema ? id_of(j) : nullptr;
+    if (id != nullptr) {
       const std::string full = resolve_uri(parent_base, id->get<std::string>());
       base = full.substr(0, full.find('#'));
       // "#name" (draft-04 to 07) names the subschema as $anchor does; a
@@ -106,24 +142,49 @@ void SchemaRefs::index(const json& j, const std::string& ptr, const std::string&
     }
     base_of_[&j] = base;
     for (const char* kw : {"$anchor", "$dynamicAnchor"}) {
+      if (!schema) break;
       if (auto it = j.find(kw); it != j.end() && it->is_string()) {
         anchors_.emplace(base + "#" + it->get<std::string>(), std::pair{&j, ptr});
       }
     }
     for (const auto& [k, v] : j.items()) {
-      if (k == "enum" || k == "const" || k == "examples" || k == "default")
-        continue;  // data, not schemas
-      index(v, ptr + "/" + pointer_escape(k), base, depth + 1);
+      const std::string at = ptr + "/" + pointer_escape(k);
+      // Below a keyword that holds no schemas, objects are still walked
+      // (a $ref into them by pointer resolves against this base), but an
+      // $id or $anchor there names nothing.
+      const Holds h = schema ? holds(k) : Holds::kNone;
+      if (h == Holds::kData) continue;
+      if (h == Holds::kMap && v.is_object()) {
+        for (const auto& [name, sub] : v.items())
+          index(sub, at + "/" + pointer_escape(name), base, depth + 2, true);
+        base_of_[&v] = base;
+      } else if (h == Holds::kList && v.is_array()) {
+        for (size_t i = 0; i < v.size(); ++i)
+          index(v[i], at + "/" + std::to_string(i), base, depth + 2, true);
+      } else {
+        index(v, at, base, depth + 1, h == Holds::kOne || h == Holds::kList);
+      }
     }
   } else if (j.is_array()) {
     for (size_t i = 0; i < j.size(); ++i)
-      index(j[i], ptr + "/" + std::to_string(i), base, depth + 1);
+      index(j[i], ptr + "/" + std::to_string(i), base, depth + 1, false);
   }
 }
 
 std::pair<const json*, std::string> SchemaRefs::resolve(const std::string& ref,
                                                         const json* from_json,
                                                         const std::string& from) const {
+  if (ref.starts_with(kInternalPrefix)) {
+    const std::string n = ref.substr(std::string_view(kInternalPrefix).size());
+    std::size_t id = 0;
+    if (!array_index(n, id) || id >= internal_.size()) bad(from + "/$ref", "unknown internal $ref");
+    if (internal_[id] == nullptr) {
+      throw Error(ErrorCode::kUnsupported, from.empty() ? "/" : from,
+                  "schema at " + (from.empty() ? std::string("/") : from) +
+                      ": a negation this schema needs is not supported");
+    }
+    return {internal_[id], from};
+  }
   const auto b = base_of_.find(from_json);
   const std::string full = resolve_uri(b == base_of_.end() ? root_base_ : b->second, ref);
   const size_t hash = full.find('#');

@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace nextok::constraint {
 
@@ -23,9 +24,22 @@ class SchemaRefs {
                                                         const nlohmann::json* from,
                                                         const std::string& from_ptr) const;
 
+  // Schemas the compiler makes (negations) reach other schemas through
+  // `{"$ref": internal_ref(id)}`: a subschema in place, so that its own $refs
+  // resolve where it is written, or another made schema. A slot left null
+  // (a negation that failed) resolves to a kUnsupported error.
+  static constexpr const char* kInternalPrefix = "nextok-internal:";
+  size_t add_internal(const nlohmann::json* target) {
+    internal_.push_back(target);
+    return internal_.size() - 1;
+  }
+  void set_internal(size_t id, const nlohmann::json* target) { internal_.at(id) = target; }
+  static std::string internal_ref(size_t id) { return kInternalPrefix + std::to_string(id); }
+
  private:
-  void index(const nlohmann::json& j, const std::string& ptr, const std::string& base,
-             size_t depth);
+  // `schema`: j sits where a schema does (its $id and $anchor count).
+  void index(const nlohmann::json& j, const std::string& ptr, const std::string& base, size_t depth,
+             bool schema);
   // The subschema's base-URI keyword: `$id`, or `id` in draft-04/03 documents.
   const nlohmann::json* id_of(const nlohmann::json& j) const;
   bool legacy_id_ = false;
@@ -33,6 +47,7 @@ class SchemaRefs {
   std::string root_base_;
   std::map<std::string, std::pair<const nlohmann::json*, std::string>> ids_, anchors_;
   std::unordered_map<const nlohmann::json*, std::string> base_of_;
+  std::vector<const nlohmann::json*> internal_;
 };
 
 // RFC 3986 reference resolution, enough for $id/$ref.

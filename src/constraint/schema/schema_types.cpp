@@ -481,6 +481,23 @@ bool branches_disjoint(const Grammar& g, const std::vector<uint32_t>& options,
 
 namespace nextok::constraint {
 
+namespace {
+
+// Whether a key that meets some_key mask e can be read with a value that
+// exists (`prod`): a declared property of the mask, or (it has its
+// undeclared bit) a key that names none and matches none of its markers.
+bool some_key_possible(const Grammar& g, const GrammarNode& x, size_t e,
+                       const std::vector<uint8_t>& prod) {
+  const uint64_t m = x.some_key[e];
+  for (size_t i = 0; i < x.props.size() && i < 63; ++i)
+    if (((m >> i) & 1U) != 0 && prod[x.props[i].node]) return true;
+  if ((m & some_key_bit(e)) == 0) return false;
+  return undeclared_key_possible(*g.dfas[x.key_dfa], x, x.some_key_markers[e],
+                                 [&](uint32_t v) { return prod[v] != 0; });
+}
+
+}  // namespace
+
 void prune_unproductive(Grammar& g) {
   const size_t n = g.nodes.size();
   std::vector<uint8_t> prod(n, 0);
@@ -501,7 +518,12 @@ void prune_unproductive(Grammar& g) {
           break;
         case NodeKind::kObject:
           p = std::all_of(x.required.begin(), x.required.end(),
-                          [&](uint32_t r) { return prod[x.props[r].node]; });
+                          [&](uint32_t r) { return prod[x.props[r].node]; }) &&
+              [&] {
+                for (size_t e = 0; e < x.some_key.size(); ++e)
+                  if (!some_key_possible(g, x, e, prod)) return false;
+                return true;
+              }();
           break;
         case NodeKind::kArray: {
           p = true;
