@@ -588,6 +588,18 @@ TEST(JsonSchemaKeywords, Not) {
                     {"not":{"patternProperties":{"^y":{}},"additionalProperties":false}}]})",
                 {R"({"a":1})", R"({"x":1,"y":1})", R"({"x":1,"a":1})"},
                 {"{}", R"({"x":1})", R"({"x":1,"x2":1})"});
+  // patternProperties with a schema: some key the pattern matches, its value
+  // refused by that schema (a claim at the value), in open and closed objects
+  // and under maxProperties (the key that claims takes the one slot).
+  expect_schema(R"({"type":"object","not":{"patternProperties":{"^x":{"type":"integer"}}}})",
+                {R"({"x1":"s"})", R"({"a":1,"x":true})", R"({"x1":1,"x2":"s"})"},
+                {"{}", R"({"x1":1})", R"({"a":"s"})"});
+  expect_schema(R"({"type":"object","properties":{"x1":{},"a":{}},"additionalProperties":false,
+                    "not":{"patternProperties":{"^x":{"type":"integer"}}}})",
+                {R"({"x1":"s"})", R"({"x1":[],"a":1})"}, {"{}", R"({"x1":1})", R"({"a":1})"});
+  expect_schema(R"({"type":"object","maxProperties":1,
+                    "not":{"patternProperties":{"^x":{"type":"integer"}}}})",
+                {R"({"x1":"s"})"}, {R"({"a":1})", R"({"x1":1})", "{}"});
   // Unknown keywords constrain nothing, in a negation too.
   expect_schema(R"({"not":{"x-vendor":1,"type":"string"}})", {"1"}, {R"("s")"});
   // A recursive definition negates through itself.

@@ -75,6 +75,8 @@ def branch(rng: random.Random, defs: dict[str, Any]) -> dict[str, Any]:
         s["additionalProperties"] = rng.choice([False, False, {"not": {}}, True])
         if rng.random() < 0.4:  # and outside its patterns (`x_1`, `ab` match some)
             s["patternProperties"] = {rng.choice(["^x", "b$", "^a", "_"]): {}}
+    elif rng.random() < 0.3:  # a pattern with a schema: its negation claims a key's value
+        s["patternProperties"] = {rng.choice(["^x", "b$", "^a", "_"]): leaf(rng)}
     return s
 
 
@@ -136,8 +138,9 @@ def test_negated_one_of_branches_accept_exactly_the_valid_values(cli: str) -> No
 
     docs = [with_verdicts(document(rng), draw, 14) for _ in range(cases)]
     bad, n = differential_run(cli, docs)
-    # About 97% compile (the rest are unsatisfiable); the floors keep the
-    # test from passing vacuously.
-    assert n["compiled"] >= len(docs) * 9 // 10 and n["valid"] >= len(docs)
+    # About 90% compile (the rest are unsatisfiable, or hold an if whose
+    # test is not one the compiler takes); the floors keep the test from
+    # passing vacuously.
+    assert n["compiled"] >= len(docs) * 8 // 10 and n["valid"] >= len(docs)
     assert n["invalid"] >= len(docs)
     assert not bad, json.dumps(bad[:5], ensure_ascii=False)[:3000]

@@ -180,6 +180,17 @@ ObjectInfo Machine::object_info(const Grammar& g, const GrammarNode& obj) {
   info.some_key = obj.some_key;
   info.marked = std::any_of(obj.some_key_markers.begin(), obj.some_key_markers.end(),
                             [](const auto& m) { return !m.empty(); });
+  if (!obj.some_key_valued.empty()) {
+    info.marked = true;  // a claim meets one set: slots are counted one each
+    info.claim_props.assign(obj.some_key.size(), 0);
+    info.claim_undeclared.assign(obj.some_key.size(), 0);
+    for (const auto& c : obj.key_claims) {
+      if (c.prop == kNoNode)
+        info.claim_undeclared[c.set] = 1;
+      else if (c.prop < 63)
+        info.claim_props[c.set] |= uint64_t{1} << c.prop;
+    }
+  }
   if (info.marked && obj.some_key.size() <= 8) {
     info.one_key_meets.assign(size_t{1} << obj.some_key.size(), 0);
     for (size_t set = 1; set < info.one_key_meets.size(); ++set) {
@@ -187,7 +198,8 @@ ObjectInfo Machine::object_info(const Grammar& g, const GrammarNode& obj) {
       bool undeclared = true;
       for (size_t e = 0; e < obj.some_key.size(); ++e) {
         if (((set >> e) & 1U) == 0) continue;
-        undeclared &= (obj.some_key[e] & some_key_bit(e)) != 0;
+        undeclared &= (obj.some_key[e] & some_key_bit(e)) != 0 &&
+                      (e >= obj.some_key_valued.size() || obj.some_key_valued[e] == 0);
         markers.insert(markers.end(), obj.some_key_markers[e].begin(),
                        obj.some_key_markers[e].end());
       }
@@ -303,11 +315,22 @@ bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
   } else {
     value = undeclared_key_value(obj, labels);
     for (size_t e = 0; e < obj.some_key.size(); ++e) {
-      if ((obj.some_key[e] & some_key_bit(e)) != 0 &&
+      const bool valued = e < obj.some_key_valued.size() && obj.some_key_valued[e] != 0;
+      if (!valued && (obj.some_key[e] & some_key_bit(e)) != 0 &&
           !matches_marker(obj, labels, obj.some_key_markers[e]))
         met |= some_key_bit(e);
     }
   }
+  // Value-conditioned sets this key may claim (at its value).
+  uint8_t claim = 0;
+  for (const auto& c : obj.key_claims) {
+    const bool mine = c.prop == kNoNode
+                          ? declared == kNoNode && c.value == value &&
+                                matches_marker_both(obj, labels, obj.some_key_markers[c.set][0])
+                          : c.prop == declared;
+    if (mine && (parent.seen & some_key_bit(c.set)) == 0) claim |= uint8_t(1U << c.set);
+  }
+  parent.claim = claim;
   if (value == kNoNode || g_.nodes[value].kind == NodeKind::kNever || (parent.seen & bit))
     return false;
   if (bit & info_[parent.node].blocked(parent.seen)) return false;
@@ -320,7 +343,10 @@ bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
     // Some-key masks the required ones leave open take more keys: one
     // undeclared key meets them all unless markers tell them apart (then
     // one each, an upper bound).
-    const uint32_t more = info.keys_for_unmet(parent.seen | missing);
+    uint64_t claimable = 0;  // this key's value may meet these sets itself
+    for (uint32_t e = 0; e < 8; ++e)
+      if (((claim >> e) & 1U) != 0) claimable |= some_key_bit(e);
+    const uint32_t more = info.keys_for_unmet(parent.seen | missing | claimable);
     if (static_cast<uint32_t>(std::popcount(missing)) + more > obj.max_props - parent.n)
       return false;
   }
@@ -441,6 +467,49 @@ bool Machine::item_start(std::vector<Frame>& frames, size_t base, uint8_t b, Con
   return false;  // the forks are committed (or none survived)
 }
 
+bool Machine::claim_start(std::vector<Frame>& frames, size_t base, uint8_t b,
+                          ConfigSet& out) const {
+  const Frame t = frames.back();
+  const GrammarNode& obj = g_.nodes[t.node];
+  const ObjectInfo& info = info_[t.node];
+  // (value node, seen bits it sets): the plain reading while every open
+  // set can still be claimed by a key not read yet, and each claim.
+  std::vector<std::pair<uint32_t, uint64_t>> ways;
+  bool plain = info.claims_live(t.seen, info.declared_ok & ~t.seen & ~info.blocked(t.seen));
+  if (plain && obj.max_props != kUnbounded) {  // the sets left open still need slots
+    const uint64_t missing = info.required_with(t.seen) & ~t.seen;
+    plain = static_cast<uint32_t>(std::popcount(missing)) + info.keys_for_unmet(t.seen | missing) <=
+            obj.max_props - t.n;
+  }
+  if (plain) ways.push_back({t.cur, 0});
+  for (const auto& c : obj.key_claims) {
+    if (((t.claim >> c.set) & 1U) == 0 || c.value != t.cur) continue;
+    if (g_.nodes[c.claimed].kind == NodeKind::kNever) continue;
+    ways.push_back({c.claimed, some_key_bit(c.set)});
+  }
+  const std::vector<Frame> cfg(frames.begin() + static_cast<ptrdiff_t>(base), frames.end());
+  frames.resize(base);
+  for (const auto& [node, bits] : ways) {
+    const size_t at = frames.size();
+    frames.insert(frames.end(), cfg.begin(), cfg.end());
+    Frame& top = frames.back();
+    top.claim = 0;
+    top.seen |= bits;
+    top.cur = node;
+    if (value_start(frames, at, node, b, out)) {
+      if (out.ends.size() < kMaxConfigs) {
+        out.ends.push_back(static_cast<uint32_t>(frames.size()));
+        continue;
+      }
+      frames.resize(at);
+      continue;
+    }
+    const size_t committed = out.ends.empty() ? 0 : out.ends.back();
+    frames.resize(std::max(at, committed));
+  }
+  return false;  // the forks are committed (or none survived)
+}
+
 bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
                              ConfigSet& out) const {
   Frame& t = frames.back();
@@ -484,6 +553,7 @@ bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,
         return true;
       }
       if (t.q == kObjValue) {
+        if (t.claim != 0) return claim_start(frames, base, b, out);
         const uint32_t v = t.cur;
         return value_start(frames, base, v, b, out);
       }

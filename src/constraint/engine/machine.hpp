@@ -29,6 +29,7 @@ struct Frame {
                       // kArray (unique): the value ids read
   uint8_t ws = 0;     // length of the current whitespace run
   uint8_t esc = 0;    // kLeaf: escape-sequence phase (code point counting)
+  uint8_t claim = 0;  // kObject: value-conditioned some_key sets the value may claim
   FrameKind kind = FrameKind::kRoot;
 
   bool operator==(const Frame&) const = default;
@@ -64,6 +65,19 @@ struct ObjectInfo {
   bool unmet(uint64_t seen) const noexcept {
     return std::any_of(some_key.begin(), some_key.end(),
                        [&](uint64_t m) { return (seen & m) == 0; });
+  }
+  // Value-conditioned sets (GrammarNode::some_key_valued): per set, the
+  // declared properties that can claim it, and whether undeclared keys can.
+  std::vector<uint64_t> claim_props;
+  std::vector<uint8_t> claim_undeclared;
+  // Whether every value-conditioned set `seen` leaves unmet can still be
+  // claimed by a key not read yet.
+  bool claims_live(uint64_t seen, uint64_t available) const noexcept {
+    for (size_t e = 0; e < claim_props.size(); ++e) {
+      if ((seen & some_key[e]) != 0 || (claim_props[e] == 0 && claim_undeclared[e] == 0)) continue;
+      if (claim_undeclared[e] == 0 && (claim_props[e] & available) == 0) return false;
+    }
+    return true;
   }
   // Per set of masks (bit e: mask e, up to 8 masks), whether one
   // undeclared key meets them all (matches none of their markers).
@@ -204,6 +218,9 @@ class Machine {
                    ConfigSet& out) const;
   bool length_ok(const GrammarNode& leaf, const Frame& f) const noexcept;
   bool item_start(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
+  // A value whose key may claim value-conditioned sets: read plainly (while
+  // the sets can still be claimed later) and as each claimed value.
+  bool claim_start(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
   bool push_value(std::vector<Frame>& frames, size_t base, uint32_t node, uint8_t b) const;
   bool container_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
   bool leaf_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;

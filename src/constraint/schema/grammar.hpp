@@ -72,6 +72,17 @@ struct GrammarNode {
   // some_key_markers[e] lists.
   std::vector<uint64_t> some_key;
   std::vector<std::vector<uint32_t>> some_key_markers;
+  // Value-conditioned sets (negated patternProperties: some key the set's
+  // marker matches, with a value of the set's schema): mask e is its bit
+  // alone, met only by a claim. A key that can claim set e (declared `prop`,
+  // or with prop kNoNode an undeclared key the marker matches whose value
+  // node is `value`) may have its value read as `claimed` (value and the
+  // set's schema), which sets the bit.
+  struct KeyClaim {
+    uint32_t set, prop, value, claimed;
+  };
+  std::vector<uint8_t> some_key_valued;  // per set: 1 when value-conditioned
+  std::vector<KeyClaim> key_claims;
   // Patterns that label keys without changing their values (the key
   // automaton's last labels: marker k is marker_label + 2k with ECMA
   // classes, + 2k + 1 with Unicode ones).
@@ -163,6 +174,16 @@ inline bool matches_marker(const GrammarNode& obj, std::span<const uint32_t> lab
       return true;
   }
   return false;
+}
+
+// Whether a key ending with these labels matches key marker k under both
+// regex flavours (a claim needs both to agree).
+inline bool matches_marker_both(const GrammarNode& obj, std::span<const uint32_t> labels,
+                                uint32_t k) {
+  if (obj.marker_label == kNoNode) return false;
+  const uint32_t a = obj.marker_label + 2 * k;
+  return std::find(labels.begin(), labels.end(), a) != labels.end() &&
+         std::find(labels.begin(), labels.end(), a + 1) != labels.end();
 }
 
 // Whether a key that names no declared property, matches none of `markers`

@@ -455,7 +455,7 @@ const json* Compiler::rewritten_not(const json& s, const std::string& ptr) {
 
 void Compiler::note_generated(const json& j) {
   if (j.is_object()) {
-    if (j.contains(kSomeKeyOutside)) some_key_parts_.insert(&j);
+    if (j.contains(kSomeKeyOutside) || j.contains(kSomeKeyMatching)) some_key_parts_.insert(&j);
     for (const auto& [k, v] : j.items()) note_generated(v);
   } else if (j.is_array()) {
     for (const auto& v : j) note_generated(v);

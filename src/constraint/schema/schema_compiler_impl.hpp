@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -211,9 +213,17 @@ class Compiler {
   // the declared keys that meet the sets, each requiring its choice.
   struct Outside {
     std::vector<std::string> names, patterns;
+    // Non-null: a value-conditioned set (kSomeKeyMatching): some key the
+    // one pattern matches, with a value of this schema.
+    const json* value = nullptr;
+    std::string ptr;
   };
+  // The node a claiming key's value is read as: the key's own schema (a
+  // declared `prop`, else the undeclared key these labels end) and `value`.
+  using ClaimedValue =
+      std::function<uint32_t(const Outside& set, uint32_t prop, std::span<const uint32_t> labels)>;
   uint32_t with_some_key(GrammarNode n, const std::vector<Outside>& sets, const Dfa* names,
-                         const std::string& ptr);
+                         const ClaimedValue& claimed, const std::string& ptr);
   std::map<const json*, std::shared_ptr<const json>> rewritten_nots_;
   // dependentSchemas (and dependencies' schema form): one case per set of
   // triggers present, with the schemas those triggers bring in.

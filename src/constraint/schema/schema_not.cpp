@@ -312,13 +312,16 @@ std::optional<json> negated_schema(const json& s, const std::string& ptr, const 
               ? json(false)
               : json{{"type", "array"}, {"contains", std::move(*ns)}};
     } else if (k == "patternProperties" && v.is_object()) {
-      // Some key a pattern matches with a value its schema refuses: only
-      // patterns that take every value, whose negation is empty.
+      // Some key a pattern matches with a value its schema refuses.
+      json some = json::array();
       for (const auto& [pattern, sub] : v.items()) {
         auto ns = negated_schema(sub, ptr, cx, depth + 1);
-        if (!ns || *ns != json(false)) return std::nullopt;
+        if (!ns) return std::nullopt;
+        if (*ns == json(false)) continue;  // the pattern takes every value
+        some.push_back({{"type", "object"},
+                        {kSomeKeyMatching, {{"pattern", pattern}, {"value", std::move(*ns)}}}});
       }
-      n = json(false);
+      n = some.empty() ? json(false) : json{{"anyOf", std::move(some)}};
     } else if (k == "not") {  // not (not X) is X; $refs inside stay in place
       if (holds_ref(v)) return std::nullopt;
       n = v;

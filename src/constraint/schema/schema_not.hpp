@@ -39,6 +39,10 @@ Negation negation_of(const nlohmann::json& n, const std::string& ptr);
 inline constexpr const char* kSomeKeyOutside = "$nextok:someKeyOutside";
 // Beside it: patterns (search semantics) whose keys are not outside either.
 inline constexpr const char* kSomeKeyOutsidePatterns = "$nextok:someKeyOutsidePatterns";
+// {"type": "object", kSomeKeyMatching: {"pattern": p, "value": s}}: an object
+// holding some key that p matches (search semantics) with a value s takes:
+// the negation of patternProperties {p: not s}.
+inline constexpr const char* kSomeKeyMatching = "$nextok:someKeyMatching";
 
 // The target of the `$ref` in schema object `holder` (in the document), or
 // nullptr when it cannot be followed.

@@ -235,6 +235,12 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
   for (const auto& p : parts) {
     if (!some_key_parts_.contains(p.j)) continue;
     Outside& o = outside.emplace_back();
+    o.ptr = p.ptr;
+    if (auto it = p.j->find(kSomeKeyMatching); it != p.j->end()) {
+      o.patterns.push_back((*it)["pattern"].get<std::string>());
+      o.value = &(*it)["value"];
+      continue;
+    }
     for (const auto& k : p.j->at(kSomeKeyOutside)) o.names.push_back(k.get<std::string>());
     if (auto it = p.j->find(kSomeKeyOutsidePatterns); it != p.j->end())
       for (const auto& k : *it) o.patterns.push_back(k.get<std::string>());
@@ -442,6 +448,7 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
     // The additional label covers keys no pattern matches: other parts'
     // additionalProperties and the pattern part's own.
   }
+  const std::vector<Part> other_parts = other;  // for claimed values
   const uint32_t add_node = conj(std::move(other), depth + 1);
   n.additional = is_never(add_node) ? kNoNode : add_node;
   if (n.required.size() > n.max_props || n.min_props > n.max_props) return never();
@@ -482,12 +489,28 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
       all.insert(all.end(), pattern_parts[k].begin(), pattern_parts[k].end());
     n.pattern_combos.push_back({combo, conj(std::move(all), depth + 1)});
   }
-  if (!outside.empty()) return with_some_key(std::move(n), outside, names_dfa.get(), parts[0].ptr);
-  return add(std::move(n));
+  if (outside.empty()) return add(std::move(n));
+  const auto npp = static_cast<uint32_t>(n.pattern_props.size());
+  const ClaimedValue claimed = [&](const Outside& set, uint32_t prop,
+                                   std::span<const uint32_t> labels) {
+    std::vector<Part> sub;
+    if (prop != kNoNode) {
+      schemas_for(names[prop], sub);
+    } else {
+      const std::vector<uint32_t> hit =
+          matched_patterns(labels, static_cast<uint32_t>(names.size()), npp);
+      for (uint32_t k : hit)
+        sub.insert(sub.end(), pattern_parts[k].begin(), pattern_parts[k].end());
+      if (hit.empty()) sub = other_parts;
+    }
+    sub.push_back({set.value, set.ptr + "/" + kSomeKeyMatching, 0});
+    return conj(std::move(sub), depth + 1);
+  };
+  return with_some_key(std::move(n), outside, names_dfa.get(), claimed, parts[0].ptr);
 }
 
 uint32_t Compiler::with_some_key(GrammarNode n, const std::vector<Outside>& sets, const Dfa* names,
-                                 const std::string& ptr) {
+                                 const ClaimedValue& claimed, const std::string& ptr) {
   const size_t np = n.props.size();
   if (np + sets.size() > 63) {
     unsupported(ptr, "a negated closed object beside more than 63 property names");
@@ -534,10 +557,51 @@ uint32_t Compiler::with_some_key(GrammarNode n, const std::vector<Outside>& sets
                                       [&](const Dfa& d) { return d.matches(name); });
       if (!inside && !is_never(n.props[i].node)) m |= uint64_t{1} << i;
     }
+    if (set.value != nullptr) {
+      // Value-conditioned: the keys the pattern matches, each with its
+      // value read as the set's schema too (a claim).
+      const auto e = static_cast<uint32_t>(n.some_key.size());
+      if (e >= 8) {
+        unsupported(ptr, "more than 8 negated patternProperties on one object");
+        return add(std::move(n));
+      }
+      bool any = false;
+      for (size_t i = 0; i < np; ++i) {
+        if (!patterns[0].matches(n.props[i].name) || is_never(n.props[i].node)) continue;
+        const uint32_t w = claimed(set, static_cast<uint32_t>(i), {});
+        if (is_never(w)) continue;
+        n.key_claims.push_back({e, static_cast<uint32_t>(i), n.props[i].node, w});
+        any = true;
+      }
+      const Dfa& keys = *g_.dfas[n.key_dfa];
+      for (size_t q = 0; q < keys.states() && undeclared && !markers.empty(); ++q) {
+        const auto labels = keys.labels(static_cast<int32_t>(q));
+        if (labels.empty() || !matches_marker_both(n, labels, markers[0]) ||
+            std::any_of(labels.begin(), labels.end(), [&](uint32_t l) { return l < np; }))
+          continue;
+        const uint32_t v = undeclared_key_value(n, labels);
+        if (v == kNoNode || is_never(v)) continue;
+        const bool known = std::any_of(
+            n.key_claims.begin(), n.key_claims.end(),
+            [&](const auto& c) { return c.set == e && c.prop == kNoNode && c.value == v; });
+        if (known) continue;
+        const uint32_t w = claimed(set, kNoNode, labels);
+        if (is_never(w)) continue;
+        n.key_claims.push_back({e, kNoNode, v, w});
+        any = true;
+      }
+      if (!any) return never();
+      n.some_key.push_back(some_key_bit(e));
+      n.some_key_markers.push_back(std::move(markers));
+      n.some_key_valued.resize(e + 1, 0);
+      n.some_key_valued[e] = 1;
+      continue;
+    }
     if ((m & required) != 0) continue;  // a required key meets it already
     if (undeclared && undeclared_key_possible(*g_.dfas[n.key_dfa], n, markers, exists)) {
       n.some_key.push_back(m | some_key_bit(n.some_key.size()));
       n.some_key_markers.push_back(std::move(markers));
+      n.some_key_valued.resize(n.some_key.size(), 0);
     } else if (m == 0) {
       return never();
     } else {

@@ -488,6 +488,11 @@ namespace {
 // undeclared bit) a key that names none and matches none of its markers.
 bool some_key_possible(const Grammar& g, const GrammarNode& x, size_t e,
                        const std::vector<uint8_t>& prod) {
+  if (e < x.some_key_valued.size() && x.some_key_valued[e] != 0) {
+    return std::any_of(x.key_claims.begin(), x.key_claims.end(), [&](const auto& c) {
+      return c.set == e && prod[c.value] && prod[c.claimed];
+    });
+  }
   const uint64_t m = x.some_key[e];
   for (size_t i = 0; i < x.props.size() && i < 63; ++i)
     if (((m >> i) & 1U) != 0 && prod[x.props[i].node]) return true;
