@@ -447,13 +447,22 @@ bool Machine::item_start(std::vector<Frame>& frames, size_t base, uint8_t b, Con
     ++frames.back().cur;
     return value_start(frames, base, with, b, out);
   }
+  return fork_values(frames, base, b, out, 2, [&](size_t counted, Frame& top) {
+    if (counted != 0) ++top.cur;
+    return counted != 0 ? with : plain;
+  });
+}
+
+template <class Prepare>
+bool Machine::fork_values(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out,
+                          size_t ways, Prepare prepare) const {
   const std::vector<Frame> cfg(frames.begin() + static_cast<ptrdiff_t>(base), frames.end());
   frames.resize(base);
-  for (const bool counted : {false, true}) {
+  for (size_t k = 0; k < ways; ++k) {
     const size_t at = frames.size();
     frames.insert(frames.end(), cfg.begin(), cfg.end());
-    if (counted) ++frames.back().cur;
-    if (value_start(frames, at, counted ? with : plain, b, out)) {
+    const uint32_t node = prepare(k, frames.back());
+    if (value_start(frames, at, node, b, out)) {
       if (out.ends.size() < kMaxConfigs) {
         out.ends.push_back(static_cast<uint32_t>(frames.size()));
         continue;
@@ -487,27 +496,12 @@ bool Machine::claim_start(std::vector<Frame>& frames, size_t base, uint8_t b,
     if (g_.nodes[c.claimed].kind == NodeKind::kNever) continue;
     ways.push_back({c.claimed, some_key_bit(c.set)});
   }
-  const std::vector<Frame> cfg(frames.begin() + static_cast<ptrdiff_t>(base), frames.end());
-  frames.resize(base);
-  for (const auto& [node, bits] : ways) {
-    const size_t at = frames.size();
-    frames.insert(frames.end(), cfg.begin(), cfg.end());
-    Frame& top = frames.back();
+  return fork_values(frames, base, b, out, ways.size(), [&](size_t k, Frame& top) {
     top.claim = 0;
-    top.seen |= bits;
-    top.cur = node;
-    if (value_start(frames, at, node, b, out)) {
-      if (out.ends.size() < kMaxConfigs) {
-        out.ends.push_back(static_cast<uint32_t>(frames.size()));
-        continue;
-      }
-      frames.resize(at);
-      continue;
-    }
-    const size_t committed = out.ends.empty() ? 0 : out.ends.back();
-    frames.resize(std::max(at, committed));
-  }
-  return false;  // the forks are committed (or none survived)
+    top.seen |= ways[k].second;
+    top.cur = ways[k].first;
+    return ways[k].first;
+  });
 }
 
 bool Machine::container_byte(std::vector<Frame>& frames, size_t base, uint8_t b,

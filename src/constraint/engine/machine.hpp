@@ -218,6 +218,13 @@ class Machine {
                    ConfigSet& out) const;
   bool length_ok(const GrammarNode& leaf, const Frame& f) const noexcept;
   bool item_start(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
+  // The value at `base` started in `ways` copies of the configuration, copy
+  // k adjusted by prepare(k, its top frame), which returns the value node;
+  // the survivors are committed to `out` (returns false, as value_start
+  // does once it forks).
+  template <class Prepare>
+  bool fork_values(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out, size_t ways,
+                   Prepare prepare) const;
   // A value whose key may claim value-conditioned sets: read plainly (while
   // the sets can still be claimed later) and as each claimed value.
   bool claim_start(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
