@@ -244,3 +244,44 @@ def test_lookaround_elsewhere_stays_a_clear_error(cli: str) -> None:
     for doc, row in zip(docs, run_maskbench(cli, docs)):
         assert not row["compiled"], doc
         assert "pattern" in row["error"], row["error"]
+
+
+GROUP_BODIES = ["0|[1-9]\\d*", "[a-c]+", "x?y", "\\d{1,3}", "(?:ab|c)", "[^.]*"]
+
+
+def named_group_pattern(rng: random.Random) -> str:
+    """Named groups (ECMA-262 2018, as semver patterns write them) between literals."""
+    parts = []
+    for k in range(rng.randint(1, 3)):
+        body = rng.choice(GROUP_BODIES)
+        parts.append(f"(?<g{k}_{rng.choice('ab$')}>{body})" + rng.choice(["", "?", "+", "\\."]))
+    anchor = rng.random() < 0.7
+    return ("^" if anchor else "") + "".join(parts) + ("$" if anchor else "")
+
+
+def test_named_groups_match_ecma(cli: str) -> None:
+    rng = random.Random(int(os.environ.get("NEXTOK_GROUP_SEED", "7")))
+    docs: list[dict[str, Any]] = []
+    for _ in range(80):
+        p = named_group_pattern(rng)
+        ecma = regress.Regex(p, "u")
+        strings = {
+            "".join(rng.choice("0129abcxy.") for _ in range(rng.randint(0, 7))) for _ in range(16)
+        }
+        tests = [{"data": s, "valid": ecma.find(s) is not None} for s in sorted(strings)]
+        docs.append({"schema": {"type": "string", "pattern": p}, "tests": tests})
+    rows = run_maskbench(cli, docs)
+    bad, valid, invalid = verdicts_against(docs, rows)
+    print(json.dumps({"named_group_schemas": len(docs), "valid": valid, "invalid": invalid}))
+    assert valid > 100 and invalid > 100
+    assert not bad, json.dumps(bad[:5], ensure_ascii=False)
+
+
+def test_named_backreferences_and_lookbehind_stay_clear_errors(cli: str) -> None:
+    docs = [
+        {"schema": {"type": "string", "pattern": p}, "tests": [{"data": "a", "valid": True}]}
+        for p in ["(?<x>a)\\k<x>", "(?<=a)b", "(?<!a)b", "(?<>a)", "(?<a-b>a)"]
+    ]
+    for doc, row in zip(docs, run_maskbench(cli, docs)):
+        assert not row["compiled"], doc
+        assert "pattern" in row["error"], row["error"]

@@ -346,7 +346,8 @@ bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
     uint64_t claimable = 0;  // this key's value may meet these sets itself
     for (uint32_t e = 0; e < 8; ++e)
       if (((claim >> e) & 1U) != 0) claimable |= some_key_bit(e);
-    const uint32_t more = info.keys_for_unmet(parent.seen | missing | claimable);
+    const uint32_t more =
+        info.keys_for_unmet(parent.seen | missing | claimable | info.claimable_by(missing));
     if (static_cast<uint32_t>(std::popcount(missing)) + more > obj.max_props - parent.n)
       return false;
   }
@@ -487,7 +488,8 @@ bool Machine::claim_start(std::vector<Frame>& frames, size_t base, uint8_t b,
   bool plain = info.claims_live(t.seen, info.declared_ok & ~t.seen & ~info.blocked(t.seen));
   if (plain && obj.max_props != kUnbounded) {  // the sets left open still need slots
     const uint64_t missing = info.required_with(t.seen) & ~t.seen;
-    plain = static_cast<uint32_t>(std::popcount(missing)) + info.keys_for_unmet(t.seen | missing) <=
+    plain = static_cast<uint32_t>(std::popcount(missing)) +
+                info.keys_for_unmet(t.seen | missing | info.claimable_by(missing)) <=
             obj.max_props - t.n;
   }
   if (plain) ways.push_back({t.cur, 0});
@@ -495,6 +497,14 @@ bool Machine::claim_start(std::vector<Frame>& frames, size_t base, uint8_t b,
     if (((t.claim >> c.set) & 1U) == 0 || c.value != t.cur) continue;
     if (g_.nodes[c.claimed].kind == NodeKind::kNever) continue;
     ways.push_back({c.claimed, some_key_bit(c.set)});
+  }
+  for (const auto& c : obj.claim_combos) {
+    if ((c.sets & ~t.claim) != 0 || c.value != t.cur) continue;
+    if (g_.nodes[c.claimed].kind == NodeKind::kNever) continue;
+    uint64_t bits = 0;
+    for (uint32_t e = 0; e < 8; ++e)
+      if (((c.sets >> e) & 1U) != 0) bits |= some_key_bit(e);
+    ways.push_back({c.claimed, bits});
   }
   return fork_values(frames, base, b, out, ways.size(), [&](size_t k, Frame& top) {
     top.claim = 0;

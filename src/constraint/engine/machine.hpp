@@ -79,6 +79,14 @@ struct ObjectInfo {
     }
     return true;
   }
+  // The value-conditioned sets one of these declared properties can claim:
+  // a required property still to come may meet them itself.
+  uint64_t claimable_by(uint64_t props) const noexcept {
+    uint64_t bits = 0;
+    for (size_t e = 0; e < claim_props.size(); ++e)
+      if ((claim_props[e] & props) != 0) bits |= some_key_bit(e);
+    return bits;
+  }
   // Per set of masks (bit e: mask e, up to 8 masks), whether one
   // undeclared key meets them all (matches none of their markers).
   std::vector<uint8_t> one_key_meets;

@@ -1,6 +1,7 @@
 #include "constraint/regex/regex_parser.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <string>
 
@@ -299,7 +300,7 @@ class Parser {
         return true;
       }
       default:
-        if (c >= '1' && c <= '9') unsupported("a backreference");
+        if ((c >= '1' && c <= '9') || (c == 'k' && at('<'))) unsupported("a backreference");
         if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
           fail(std::string("unknown escape \\") + c);
         --i_;
@@ -364,8 +365,10 @@ class Parser {
           i_ += 3;
           icase_ = true;
           return make(Node::kConcat);
+        } else if (!python_ && ecma_named_group()) {
+          // (?<name>...): the name only labels a capture; the language is the body's.
         } else if (!python_) {
-          unsupported("lookaround or a named group");
+          unsupported("lookaround");
         } else if (python_group()) {
           return make(Node::kConcat);  // (?flags): applies from here on
         }
@@ -405,6 +408,20 @@ class Parser {
     }
     if (icase_) n->set = case_closed(n->set);
     return n;
+  }
+
+  // At "?<name>" (ECMA-262 2018): consumes it. Lookbehind "?<=" / "?<!" is not one.
+  bool ecma_named_group() {
+    if (i_ + 2 >= p_.size() || p_[i_ + 1] != '<' || p_[i_ + 2] == '=' || p_[i_ + 2] == '!')
+      return false;
+    const size_t end = p_.find('>', i_);
+    if (end == std::string_view::npos || end == i_ + 2) fail("bad named group");
+    for (size_t k = i_ + 2; k < end; ++k) {
+      const unsigned char c = static_cast<unsigned char>(p_[k]);
+      if (!(std::isalnum(c) || c == '_' || c == '$' || c >= 0x80)) fail("bad group name");
+    }
+    i_ = end + 1;
+    return true;
   }
 
   // After "(?" in Python syntax: a named group (its body follows; false),

@@ -83,6 +83,13 @@ struct GrammarNode {
   };
   std::vector<uint8_t> some_key_valued;  // per set: 1 when value-conditioned
   std::vector<KeyClaim> key_claims;
+  // One key may claim several sets at once: its value read as each set's
+  // schema (bit e of `sets`: set e), for keys with value node `value`.
+  struct KeyClaimCombo {
+    uint8_t sets;
+    uint32_t value, claimed;
+  };
+  std::vector<KeyClaimCombo> claim_combos;
   // Patterns that label keys without changing their values (the key
   // automaton's last labels: marker k is marker_label + 2k with ECMA
   // classes, + 2k + 1 with Unicode ones).

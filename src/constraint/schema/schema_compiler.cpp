@@ -359,7 +359,9 @@ void Compiler::merge_leaves(std::vector<uint32_t>& options) {
 // branches swapped): (if ∧ then) ∨ (¬if ∧ else) as cases. JSON Schema's
 // `properties` and `required` hold for non-objects, so a non-object takes
 // `then` (`else` when the test asks for an object); an object takes `then`
-// when k matches D (or is absent and not required), else `else`.
+// when k matches D (or is absent and not required), else `else`. Any other
+// test whose negation negated_schema can build: the test itself with then,
+// its negation with else.
 const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
   if (auto it = if_cases_.find(p.j); it != if_cases_.end()) return it->second;
   const json* test = &p.j->at("if");
@@ -413,8 +415,18 @@ const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
   if (shape && d) not_d = negated_schema(*d, p.ptr + "/if/properties");
   std::vector<Case> cases;
   if (!shape || !d || !not_d) {
-    unsupported(p.ptr + "/if",
-                "if other than a test of one property against a const, enum, type or pattern");
+    // Any other test: (if ∧ then) ∨ (not-if ∧ else), the test read in place
+    // (its $refs resolve where written) and its negation built as `not` is.
+    const NegationContext cx = negation_context();
+    if (auto n = negated_schema(*test, p.ptr + "/if", &cx)) {
+      auto negated = std::make_shared<const json>(std::move(*n));
+      note_generated(*negated);
+      cases.push_back(
+          {std::shared_ptr<const json>(std::shared_ptr<const json>{}, test), then_, then_kw});
+      cases.push_back({std::move(negated), else_, else_kw});
+      return if_cases_[p.j] = std::move(cases);
+    }
+    unsupported(p.ptr + "/if", "if with a test whose negation (for else) cannot be enforced");
     cases.push_back(
         {std::make_shared<const json>(json::object()), nullptr, "if"});  // lenient: ignored
     return if_cases_[p.j] = std::move(cases);

@@ -220,10 +220,17 @@ class Compiler {
   };
   // The node a claiming key's value is read as: the key's own schema (a
   // declared `prop`, else the undeclared key these labels end) and `value`.
-  using ClaimedValue =
-      std::function<uint32_t(const Outside& set, uint32_t prop, std::span<const uint32_t> labels)>;
+  using ClaimedValue = std::function<uint32_t(std::span<const Outside* const> sets, uint32_t prop,
+                                              std::span<const uint32_t> labels)>;
+  // Most value-conditioned sets one key may claim together (2^k - k - 1
+  // combined value nodes per key).
+  static constexpr int kMaxJointClaims = 4;
   uint32_t with_some_key(GrammarNode n, const std::vector<Outside>& sets, const Dfa* names,
                          const ClaimedValue& claimed, const std::string& ptr);
+  // Adds n.claim_combos; false (after a lenient error) past kMaxJointClaims.
+  bool joint_claims(GrammarNode& n, const std::vector<const Outside*>& valued_sets,
+                    const std::map<uint32_t, std::vector<uint32_t>>& claim_labels,
+                    const ClaimedValue& claimed, const std::string& ptr);
   std::map<const json*, std::shared_ptr<const json>> rewritten_nots_;
   // dependentSchemas (and dependencies' schema form): one case per set of
   // triggers present, with the schemas those triggers bring in.

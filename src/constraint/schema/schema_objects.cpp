@@ -224,7 +224,6 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
   std::vector<std::string> names, required;
   // dependentRequired (and dependencies' array form): name → names it needs.
   std::vector<std::pair<std::string, std::vector<std::string>>> needs;
-  const Part* with_patterns = nullptr;
   auto declare = [&](const std::string& k) {
     if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
   };
@@ -295,9 +294,6 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
         fail(ErrorCode::kInvalidArgument, p.ptr + "/patternProperties",
              "patternProperties must be an object");
       }
-      if (with_patterns)
-        unsupported(p.ptr + "/patternProperties", "patternProperties in several allOf parts");
-      with_patterns = &p;
     }
     for (const char* kw : {"minProperties", "maxProperties"}) {
       if (auto it = p.j->find(kw); it != p.j->end()) {
@@ -429,25 +425,44 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
       other.push_back({&*it, p.ptr + "/additionalProperties", 0});
     }
   }
-  std::vector<std::vector<Part>> pattern_parts;
-  if (with_patterns) {
-    for (const auto& [pat, sub] : with_patterns->j->at("patternProperties").items()) {
-      std::vector<Part> ps = {
-          {&sub, with_patterns->ptr + "/patternProperties/" + pointer_escape(pat), 0}};
-      for (const auto& p : parts) {
-        if (&p == with_patterns) continue;
-        if (auto it = p.j->find("additionalProperties"); it != p.j->end()) {
-          ps.push_back({&*it, p.ptr + "/additionalProperties", 0});
-        }
-      }
+  // Every part's patterns; a key's value takes, per part, the schemas of
+  // the part's patterns it matches, else the part's additionalProperties.
+  std::vector<Part> pattern_schema;
+  std::vector<std::string> pattern_text;
+  std::vector<size_t> pattern_owner;  // the part a pattern is from
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Part& p = parts[i];
+    auto it = p.j->find("patternProperties");
+    if (it == p.j->end()) continue;
+    for (const auto& [pat, sub] : it->items()) {
       // Validate the pattern as an ECMA regex now, with its pointer.
-      (void)pattern_dfa(pat, true, with_patterns->ptr + "/patternProperties");
-      pattern_parts.push_back(ps);
-      n.pattern_props.push_back({pat, conj(std::move(ps), depth + 1)});
+      (void)pattern_dfa(pat, true, p.ptr + "/patternProperties");
+      pattern_schema.push_back({&sub, p.ptr + "/patternProperties/" + pointer_escape(pat), 0});
+      pattern_text.push_back(pat);
+      pattern_owner.push_back(i);
     }
-    // The additional label covers keys no pattern matches: other parts'
-    // additionalProperties and the pattern part's own.
   }
+  auto pattern_value_parts = [&](std::span<const uint32_t> matched) {
+    std::vector<Part> out;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      bool any = false;
+      for (uint32_t k : matched) {
+        if (pattern_owner[k] != i) continue;
+        out.push_back(pattern_schema[k]);
+        any = true;
+      }
+      if (any) continue;
+      if (auto it = parts[i].j->find("additionalProperties"); it != parts[i].j->end())
+        out.push_back({&*it, parts[i].ptr + "/additionalProperties", 0});
+    }
+    return out;
+  };
+  for (uint32_t k = 0; k < pattern_schema.size(); ++k) {
+    const uint32_t one[] = {k};
+    n.pattern_props.push_back({pattern_text[k], conj(pattern_value_parts(one), depth + 1)});
+  }
+  // The additional label covers keys no pattern matches: every part's
+  // additionalProperties.
   const std::vector<Part> other_parts = other;  // for claimed values
   const uint32_t add_node = conj(std::move(other), depth + 1);
   n.additional = is_never(add_node) ? kNoNode : add_node;
@@ -484,14 +499,11 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
                     [&](const auto& c) { return c.first == combo; })) {
       continue;
     }
-    std::vector<Part> all;
-    for (uint32_t k : combo)
-      all.insert(all.end(), pattern_parts[k].begin(), pattern_parts[k].end());
-    n.pattern_combos.push_back({combo, conj(std::move(all), depth + 1)});
+    n.pattern_combos.push_back({combo, conj(pattern_value_parts(combo), depth + 1)});
   }
   if (outside.empty()) return add(std::move(n));
   const auto npp = static_cast<uint32_t>(n.pattern_props.size());
-  const ClaimedValue claimed = [&](const Outside& set, uint32_t prop,
+  const ClaimedValue claimed = [&](std::span<const Outside* const> claims, uint32_t prop,
                                    std::span<const uint32_t> labels) {
     std::vector<Part> sub;
     if (prop != kNoNode) {
@@ -499,14 +511,48 @@ uint32_t Compiler::object_node(std::vector<Part>& parts, size_t depth) {
     } else {
       const std::vector<uint32_t> hit =
           matched_patterns(labels, static_cast<uint32_t>(names.size()), npp);
-      for (uint32_t k : hit)
-        sub.insert(sub.end(), pattern_parts[k].begin(), pattern_parts[k].end());
-      if (hit.empty()) sub = other_parts;
+      sub = hit.empty() ? other_parts : pattern_value_parts(hit);
     }
-    sub.push_back({set.value, set.ptr + "/" + kSomeKeyMatching, 0});
+    for (const Outside* set : claims)
+      sub.push_back({set->value, set->ptr + "/" + kSomeKeyMatching, 0});
     return conj(std::move(sub), depth + 1);
   };
   return with_some_key(std::move(n), outside, names_dfa.get(), claimed, parts[0].ptr);
+}
+
+// A key that several value-conditioned sets can claim may claim them at
+// once ({"b": 9} meets "some key matching b$ is no object" and "some key
+// matching b$ is not 2" alike): one combined value node per combination.
+bool Compiler::joint_claims(GrammarNode& n, const std::vector<const Outside*>& valued_sets,
+                            const std::map<uint32_t, std::vector<uint32_t>>& claim_labels,
+                            const ClaimedValue& claimed, const std::string& ptr) {
+  // Per claiming key (declared property, or undeclared value node): its sets.
+  std::map<std::pair<uint32_t, uint32_t>, uint8_t> keys;
+  for (const auto& c : n.key_claims) keys[{c.prop, c.value}] |= static_cast<uint8_t>(1U << c.set);
+  for (const auto& [key, sets] : keys) {
+    const int k = std::popcount(sets);
+    if (k < 2) continue;
+    if (k > kMaxJointClaims) {
+      unsupported(ptr, "one key claiming more than " + std::to_string(kMaxJointClaims) +
+                           " negated patternProperties");
+      return false;
+    }
+    const auto [prop, value] = key;
+    std::span<const uint32_t> labels;
+    if (prop == kNoNode) labels = claim_labels.at(value);
+    for (unsigned sub = sets; sub != 0; sub = (sub - 1) & sets) {
+      if (std::popcount(sub) < 2) continue;
+      std::vector<const Outside*> together;
+      for (unsigned e = 0; e < 8; ++e)
+        if (((sub >> e) & 1U) != 0) together.push_back(valued_sets[e]);
+      const uint32_t w = claimed(together, prop, labels);
+      if (is_never(w)) continue;
+      const bool known = std::any_of(n.claim_combos.begin(), n.claim_combos.end(),
+                                     [&](auto& c) { return c.sets == sub && c.value == value; });
+      if (!known) n.claim_combos.push_back({static_cast<uint8_t>(sub), value, w});
+    }
+  }
+  return true;
 }
 
 uint32_t Compiler::with_some_key(GrammarNode n, const std::vector<Outside>& sets, const Dfa* names,
@@ -536,7 +582,9 @@ uint32_t Compiler::with_some_key(GrammarNode n, const std::vector<Outside>& sets
   }
   uint64_t required = 0;
   for (uint32_t r : n.required) required |= uint64_t{1} << r;
-  std::vector<uint64_t> masks;  // met by declared names only
+  std::vector<uint64_t> masks;                             // met by declared names only
+  std::vector<const Outside*> valued_sets;                 // per value-conditioned set
+  std::map<uint32_t, std::vector<uint32_t>> claim_labels;  // undeclared value node → labels
   for (const auto& set : sets) {
     std::vector<Dfa> patterns;
     std::vector<uint32_t> markers;
@@ -568,7 +616,8 @@ uint32_t Compiler::with_some_key(GrammarNode n, const std::vector<Outside>& sets
       bool any = false;
       for (size_t i = 0; i < np; ++i) {
         if (!patterns[0].matches(n.props[i].name) || is_never(n.props[i].node)) continue;
-        const uint32_t w = claimed(set, static_cast<uint32_t>(i), {});
+        const Outside* one[] = {&set};
+        const uint32_t w = claimed(one, static_cast<uint32_t>(i), {});
         if (is_never(w)) continue;
         n.key_claims.push_back({e, static_cast<uint32_t>(i), n.props[i].node, w});
         any = true;
@@ -585,12 +634,16 @@ uint32_t Compiler::with_some_key(GrammarNode n, const std::vector<Outside>& sets
             n.key_claims.begin(), n.key_claims.end(),
             [&](const auto& c) { return c.set == e && c.prop == kNoNode && c.value == v; });
         if (known) continue;
-        const uint32_t w = claimed(set, kNoNode, labels);
+        const Outside* one[] = {&set};
+        const uint32_t w = claimed(one, kNoNode, labels);
         if (is_never(w)) continue;
         n.key_claims.push_back({e, kNoNode, v, w});
+        claim_labels.try_emplace(v, labels.begin(), labels.end());
         any = true;
       }
       if (!any) return never();
+      valued_sets.resize(e + 1, nullptr);
+      valued_sets[e] = &set;
       n.some_key.push_back(some_key_bit(e));
       n.some_key_markers.push_back(std::move(markers));
       n.some_key_valued.resize(e + 1, 0);
@@ -608,6 +661,7 @@ uint32_t Compiler::with_some_key(GrammarNode n, const std::vector<Outside>& sets
       masks.push_back(m);
     }
   }
+  if (!joint_claims(n, valued_sets, claim_labels, claimed, ptr)) return add(std::move(n));
   if (masks.empty()) return add(std::move(n));
   // Only declared keys meet the masks: one object per choice of a key for
   // each mask, that key required (with what it brings in).

@@ -83,10 +83,10 @@ SchemaRefs::SchemaRefs(const json& root) : root_(root) {
 }
 
 const json* SchemaRefs::id_of(const json& j) const {
-  for (const char* kw : {"$id", "id"}) {
-    if (kw[0] == 'i' && !legacy_id_) break;  // draft-04 spells it `id`
-    if (auto it = j.find(kw); it != j.end() && it->is_string()) return &*it;
-  }
+  // Draft 4 and 3 spell it `id`, and `$id` is an unknown keyword there (as
+  // `id` is in later drafts): validators of the declared draft ignore it.
+  const char* kw = legacy_id_ ? "id" : "$id";
+  if (auto it = j.find(kw); it != j.end() && it->is_string()) return &*it;
   return nullptr;
 }
 
