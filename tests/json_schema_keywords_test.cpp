@@ -431,12 +431,16 @@ TEST(JsonSchemaKeywords, OneOf) {
   // A string and a short string: only the long ones.
   expect_schema(R"({"oneOf":[{"type":"string"},{"type":"string","maxLength":2}]})", {R"("abc")"},
                 {R"("a")", "1"});
-  const char* overlap = R"({"oneOf":[{"type":"integer"},{"type":"integer","multipleOf":3}]})";
+  // An integer that is no multiple of 3 (the other branch's negation).
+  expect_schema(R"({"oneOf":[{"type":"integer"},{"type":"integer","multipleOf":3}]})",
+                {"1", "4", "-2"}, {"3", "0", R"("x")"});
+  const char* overlap =
+      R"({"oneOf":[{"type":"object"},{"type":"object","propertyNames":{"maxLength":2}}]})";
   EXPECT_EQ(schema_error(overlap), "unsupported /oneOf");
   const auto g = compile(overlap, lenient());
   ASSERT_EQ(g->warnings().size(), 1u);
   EXPECT_EQ(g->warnings()[0].rfind("/oneOf", 0), 0u) << g->warnings()[0];
-  schema_test::expect_texts(g, {"3", "1"}, {R"("x")"});
+  schema_test::expect_texts(g, {"{}", R"({"abc":1})"}, {R"("x")"});
 }
 
 // Branches that overlap in lexemes only: a value matching two branches is
@@ -534,8 +538,10 @@ TEST(JsonSchemaKeywords, NotOfCompositions) {
   // Bounds negate on their own type: a non-string, or a string under 3.
   expect_schema(R"({"not":{"type":"string","minLength":3}})", {R"("ab")", "1", "null"},
                 {R"("abc")"});
+  // multipleOf holds for non-numbers: not (string and multipleOf) is any non-string.
+  expect_schema(R"({"not":{"type":"string","multipleOf":3}})", {"1", "3", "null"}, {R"("s")"});
   // A keyword outside the independent ones keeps the composition unsupported.
-  EXPECT_EQ(schema_error(R"({"not":{"type":"string","multipleOf":3}})"), "unsupported /not");
+  EXPECT_EQ(schema_error(R"({"not":{"type":"string","format":"email"}})"), "unsupported /not");
 }
 
 // not in the forms enforced exactly: types, scalar values, property sets.
@@ -1216,6 +1222,33 @@ TEST(JsonSchemaKeywords, KeyPrefixOfOnlyFalsePatternsIsRefused) {
                 {R"({"zz": 1})", R"({"zzb": 1})", R"({"zab": "x"})"});
 }
 
+// No dead end under maxProperties: a key is refused as soon as it would
+// leave too few slots for the keys still required (or for a negated set
+// still to be met), and a value-conditioned claim only where the sets it
+// leaves open can still be met. Verdicts: jsonschema.
+TEST(JsonSchemaKeywords, KeysAndClaimsLeaveSlotsForWhatIsStillNeeded) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  const char* two = R"({"type":"object","properties":{"b":{},"x_1":{},"ab":{}},
+      "required":["x_1","ab"],"maxProperties":2,"additionalProperties":false})";
+  EXPECT_FALSE(prefix_ok(two, R"({"b)"));
+  EXPECT_TRUE(prefix_ok(two, R"({"ab)"));
+  EXPECT_FALSE(prefix_ok(two, R"({"ab":1,"b)"));
+  expect_schema(two, {R"({"ab":1,"x_1":2})"}, {R"({"ab":1,"b":2})", R"({"ab":1})"});
+  // One key must meet both negated branches (maxProperties 1): its value
+  // is refused as soon as it can no longer do so.
+  const char* one = R"({"type":"object","maxProperties":1,
+      "oneOf":[{"patternProperties":{"a":{"multipleOf":10,"maximum":20}}},
+               {"patternProperties":{"a":{"multipleOf":5,"maximum":80}}},
+               {"patternProperties":{"a":{"multipleOf":5,"maximum":60}}}]})";
+  EXPECT_FALSE(prefix_ok(one, R"({"a":4)"));
+  EXPECT_TRUE(prefix_ok(one, R"({"a":6)"));
+  expect_schema(one, {R"({"a":65})", R"({"ba":80})"}, {R"({"a":40})", R"({"a":10})", "{}"});
+  // minProperties beyond the keys that can exist: no object at all.
+  EXPECT_EQ(schema_error(R"({"type":"object","minProperties":2,"additionalProperties":false,
+                             "properties":{"b":{},"c":false}})"),
+            "invalid_argument /");
+}
+
 // A name no draft defines is an annotation: validators (jsonschema's
 // FormatChecker, and the spec's "unknown formats" rule) accept any string.
 TEST(JsonSchemaKeywords, FormatOutsideEveryDraftConstrainsNothing) {
@@ -1280,7 +1313,21 @@ TEST(JsonSchemaKeywords, MultipleOf) {
   expect_schema(R"({"type":"integer","multipleOf":7,"exclusiveMinimum":0})", {"7", "14", "700"},
                 {"0", "-7", "8"});
   EXPECT_EQ(schema_error(R"({"type":"integer","multipleOf":1001})"), "unsupported /multipleOf");
-  EXPECT_EQ(schema_error(R"({"type":"number","multipleOf":0.25})"), "unsupported /multipleOf");
+  EXPECT_EQ(schema_error(R"({"type":"number","multipleOf":1001.5})"), "unsupported /multipleOf");
+  // Decimal divisors (p / 10^k), several together, and their negation (verdicts
+  // from jsonschema's Draft202012Validator).
+  expect_schema(R"({"multipleOf":2.5})", {"5", "7.5", "-2.5", "0", "12.50", "1002.5", R"("s")"},
+                {"1", "2.25"});
+  expect_schema(R"({"type":"integer","multipleOf":2.5})", {"5", "10", "0"}, {"7.5", "3"});
+  expect_schema(R"({"multipleOf":6.75})", {"6.75", "13.5", "20.25", "27"}, {"7"});
+  expect_schema(R"({"allOf":[{"multipleOf":4},{"multipleOf":6}]})", {"12", "24", "0", "36.0"},
+                {"8", "6"});
+  expect_schema(R"({"not":{"multipleOf":3}})", {"7", "-4", "4.5", "10.0"},
+                {"3", "0", "-0", "6.00", R"("s")", "null"});
+  expect_schema(R"({"type":"integer","not":{"multipleOf":3}})", {"7", "-4"}, {"4.5", "6"});
+  expect_schema(R"({"not":{"multipleOf":0.25}})", {"1.3", "0.125", "2.10"},
+                {"1", "1.25", "-0.75", R"("a")"});
+  expect_schema(R"({"not":{"multipleOf":0.01}})", {"1.505", "0.011"}, {"1.5", "1.500", "2"});
   EXPECT_EQ(schema_error(R"({"multipleOf":0})"), "invalid_argument /multipleOf");
   EXPECT_EQ(schema_error(R"({"multipleOf":-2})"), "invalid_argument /multipleOf");
 }
@@ -1289,8 +1336,9 @@ TEST(JsonSchemaKeywords, MultipleOf) {
 
 TEST(JsonSchemaKeywords, StrictModeRejectsUnenforcedKeywords) {
   SCHEMA_TEST_NEEDS_LLAMA();
-  EXPECT_EQ(schema_error(R"({"not":{"multipleOf":3}})"), "unsupported /not");
-  EXPECT_EQ(schema_error(R"({"if":{"multipleOf":3},"then":{"minimum":1}})"), "unsupported /if");
+  EXPECT_EQ(schema_error(R"({"not":{"multipleOf":1001.5}})"), "unsupported /not");
+  EXPECT_EQ(schema_error(R"({"if":{"propertyNames":{"maxLength":2}},"then":{"minProperties":1}})"),
+            "unsupported /if");
   EXPECT_EQ(schema_error(R"({"type":"array","contains":{"type":"integer"},"maxContains":1})"),
             "unsupported /maxContains");
   EXPECT_EQ(schema_error(R"({"propertyNames":{"not":{"const":"a"}}})"),
@@ -1302,8 +1350,8 @@ TEST(JsonSchemaKeywords, StrictModeRejectsUnenforcedKeywords) {
             "unsupported /properties/a b~1c/not");
   EXPECT_EQ(schema_error(R"j({"type":"string","pattern":"(?=a)"})j"), "unsupported /pattern");
   // Lenient mode ignores them with one warning each.
-  const auto g =
-      compile(R"({"not":{"multipleOf":3},"type":"array","uniqueItems":true})", lenient());
+  const auto g = compile(
+      R"({"not":{"propertyNames":{"maxLength":2}},"type":"array","uniqueItems":true})", lenient());
   EXPECT_EQ(g->warnings().size(), 2u);
   schema_test::expect_texts(g, {"[1,1]"}, {R"("x")"});
   // uniqueItems false constrains nothing.

@@ -525,8 +525,44 @@ TEST(SchemaMultipleOf, DfaMatchesDivisibility) {
   }
   EXPECT_FALSE(nextok::constraint::multiple_of_dfa(nlohmann::json(1)).has_value());
   EXPECT_FALSE(nextok::constraint::multiple_of_dfa(nlohmann::json(1001)).has_value());
-  EXPECT_FALSE(nextok::constraint::multiple_of_dfa(nlohmann::json(2.5)).has_value());
+  EXPECT_FALSE(nextok::constraint::multiple_of_dfa(nlohmann::json(1001.5)).has_value());
+  EXPECT_FALSE(nextok::constraint::multiple_of_dfa(nlohmann::json(0.00001)).has_value());
   EXPECT_TRUE(nextok::constraint::multiple_of_dfa(nlohmann::json(6.0)).has_value());
+}
+
+// Decimal divisors p / 10^k against exact rational arithmetic: every
+// spelling i / 10^f of a range, with trailing zeros too.
+TEST(SchemaMultipleOf, DecimalDivisorsMatchExactArithmetic) {
+  for (const auto& [m, p, k] :
+       {std::tuple{2.5, 25, 1}, std::tuple{0.25, 25, 2}, std::tuple{6.75, 675, 2},
+        std::tuple{0.1, 1, 1}, std::tuple{0.003, 3, 3}}) {
+    const auto d = nextok::constraint::multiple_of_dfa(nlohmann::json(m));
+    ASSERT_TRUE(d.has_value()) << m;
+    for (int f = 0; f <= 4; ++f) {
+      int64_t scale = 1;
+      for (int i = 0; i < f; ++i) scale *= 10;
+      for (int64_t i = -3000; i <= 3000; i += 7) {
+        // i / 10^f is a multiple of p / 10^k when i * 10^k is one of p * 10^f.
+        int64_t lhs = i, rhs = p * scale;
+        for (int j = 0; j < k; ++j) lhs *= 10;
+        const bool multiple = lhs % rhs == 0;
+        const int64_t a = i < 0 ? -i : i;
+        std::string text = (i < 0 ? "-" : "") + std::to_string(a / scale);
+        if (f > 0) {
+          std::string frac = std::to_string(a % scale);
+          text += "." + std::string(static_cast<size_t>(f) - frac.size(), '0') + frac;
+        }
+        EXPECT_EQ(d->matches(text), multiple) << m << " " << text;
+        if (f > 0) {
+          EXPECT_EQ(d->matches(text + "00"), multiple) << m << " " << text;
+        }
+      }
+    }
+    EXPECT_FALSE(d->matches("1."));
+    EXPECT_FALSE(d->matches("01"));
+    EXPECT_TRUE(d->matches("0")) << m;
+    EXPECT_TRUE(d->matches("-0.0")) << m;
+  }
 }
 
 TEST(SchemaRegexFormats, ValidAndInvalidExamples) {

@@ -13,11 +13,14 @@ values, token by token."""
 
 from __future__ import annotations
 
+import decimal
 import json
 import os
 import random
+import subprocess
 from typing import Any
 
+import jsonschema
 from schema_fuzz import differential_run, value, with_verdicts
 
 KEYS = ["a", "b", "c", "x_1", "ab"]
@@ -32,6 +35,8 @@ def leaf(rng: random.Random) -> dict[str, Any]:
         lambda: {"const": rng.choice(["", "a", 3, False])},
         lambda: {rng.choice(["maximum", "exclusiveMinimum"]): rng.randint(-2, 8)},
         lambda: {"minLength": rng.randint(0, 2)},
+        # Divisors exact in binary, so that jsonschema's float division is exact too.
+        lambda: {"multipleOf": rng.choice([2, 3, 0.5, 2.5, 0.25])},
     ]
     return rng.choice(pool)()
 
@@ -148,3 +153,77 @@ def test_negated_one_of_branches_accept_exactly_the_valid_values(cli: str) -> No
     assert n["compiled"] >= len(docs) * 8 // 10 and n["valid"] >= len(docs)
     assert n["invalid"] >= len(docs)
     assert not bad, json.dumps(bad[:5], ensure_ascii=False)[:3000]
+
+
+def float_exact(text: str) -> Any:
+    """The JSON value of text, or None when a number in it is not exactly a
+    double (Python would round it, and jsonschema judge the rounded value:
+    random walks write 200-digit numbers)."""
+    exact = True
+
+    def number(s: str) -> Any:
+        nonlocal exact
+        v = float(s)
+        exact &= decimal.Decimal(s) == decimal.Decimal(v)
+        return v
+
+    def integer(s: str) -> int:
+        nonlocal exact
+        exact &= abs(int(s)) < 2**53
+        return int(s)
+
+    value = json.loads(text, parse_float=number, parse_int=integer)
+    return value if exact else None
+
+
+def test_walks_under_negations_end_valid_and_never_stall(cli: str, tmp_path: Any) -> None:
+    """Random constrained walks (`nextok json-generate`, random logits) under
+    generated documents: no walk reaches a state with no token and no EOS
+    (a dead end), and every finished output validates with jsonschema."""
+    rng = random.Random(int(os.environ.get("NEXTOK_WALK_SEED", "9")))
+    docs = [document(rng) for _ in range(int(os.environ.get("NEXTOK_WALK_DOCS", "1000")))]
+    path = tmp_path / "schemas.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    tokenizers = os.environ.get("NEXTOK_TOKENIZERS", "build/dev/tokenizers")
+    r = subprocess.run(
+        [
+            cli,
+            "json-generate",
+            "--tokenizer",
+            f"{tokenizers}/llama3.1",
+            "--schemas-jsonl",
+            str(path),
+            "--count",
+            "4",
+            "--seed",
+            "5",
+            "--max-tokens",
+            "96",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = [json.loads(line) for line in r.stdout.split("\n") if line]
+    bad, complete, inexact = [], 0, 0
+    for line in lines:
+        if "error" in line:
+            continue
+        schema = docs[line["schema"]]
+        if line.get("dead_end"):
+            bad.append((schema, line["text"][:200], "dead end"))
+        if not line["complete"]:
+            continue
+        value = float_exact(line["text"])
+        if value is None:  # jsonschema would judge a rounded number
+            inexact += 1
+            continue
+        complete += 1
+        errors = list(jsonschema.Draft202012Validator(schema).iter_errors(value))
+        if errors:
+            bad.append((schema, line["text"][:200], errors[0].message[:200]))
+    print(
+        json.dumps({"walks": len(lines), "complete": complete, "inexact": inexact, "bad": len(bad)})
+    )
+    assert complete >= len(docs), "too few walks finished to mean anything"
+    assert not bad, json.dumps(bad[:3], ensure_ascii=False)[:3000]

@@ -236,7 +236,39 @@ bool Machine::key_available(const Frame& obj) const noexcept {
 
 uint64_t Machine::available_keys(const Frame& obj) const noexcept {
   const ObjectInfo& info = info_[obj.node];
-  return (info.declared_ok & ~obj.seen & ~info.blocked(obj.seen)) | (info.other ? kOtherBit : 0);
+  const uint64_t keys =
+      (info.declared_ok & ~obj.seen & ~info.blocked(obj.seen)) | (info.other ? kOtherBit : 0);
+  const GrammarNode& node = g_.nodes[obj.node];
+  return node.max_props == kUnbounded ? keys : keys & within_slots(info, node, obj, keys);
+}
+
+// Of `keys`, those that leave slots under maxProperties for what the object
+// still needs, as the key's end checks it (an undeclared key counted as
+// meeting every mask it can: an upper bound, as the end check decides).
+uint64_t Machine::within_slots(const ObjectInfo& info, const GrammarNode& node, const Frame& obj,
+                               uint64_t keys) const noexcept {
+  if (obj.n >= node.max_props) return 0;
+  const uint32_t slots = node.max_props - obj.n - 1;  // after this key
+  auto fits = [&](uint64_t seen, uint64_t claimable) {
+    const uint64_t missing = info.required_with(seen) & ~seen;
+    const uint32_t more =
+        info.keys_for_unmet(seen | missing | claimable | info.claimable_by(missing));
+    return static_cast<uint32_t>(std::popcount(missing)) + more <= slots;
+  };
+  uint64_t out = 0;
+  for (uint64_t rest = keys & ~kOtherBit; rest != 0; rest &= rest - 1) {
+    const uint64_t bit = rest & (~rest + 1);
+    if (fits(obj.seen | bit, info.claimable_by(bit))) out |= bit;
+  }
+  if ((keys & kOtherBit) != 0) {
+    uint64_t undeclared = 0;  // the masks and sets some undeclared key may meet
+    for (size_t e = 0; e < node.some_key.size(); ++e)
+      if ((node.some_key[e] & some_key_bit(e)) != 0 ||
+          (e < info.claim_undeclared.size() && info.claim_undeclared[e] != 0))
+        undeclared |= some_key_bit(e);
+    if (fits(obj.seen | undeclared, 0)) out |= kOtherBit;
+  }
+  return out;
 }
 
 bool Machine::leaf_advance(const Frame* below, Frame& top, uint8_t b, int32_t q2) const noexcept {
@@ -352,6 +384,11 @@ bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
       return false;
   }
   parent.cur = value;
+  if (claim != 0) {  // some reading of the value must leave the object closable
+    std::vector<std::pair<uint32_t, uint64_t>> ways;
+    claim_ways(parent, ways);
+    if (ways.empty()) return false;
+  }
   parent.q = kObjColon;
   parent.ws = 0;
   frames.pop_back();
@@ -477,26 +514,26 @@ bool Machine::fork_values(std::vector<Frame>& frames, size_t base, uint8_t b, Co
   return false;  // the forks are committed (or none survived)
 }
 
-bool Machine::claim_start(std::vector<Frame>& frames, size_t base, uint8_t b,
-                          ConfigSet& out) const {
-  const Frame t = frames.back();
+void Machine::claim_ways(const Frame& t, std::vector<std::pair<uint32_t, uint64_t>>& out) const {
   const GrammarNode& obj = g_.nodes[t.node];
   const ObjectInfo& info = info_[t.node];
-  // (value node, seen bits it sets): the plain reading while every open
-  // set can still be claimed by a key not read yet, and each claim.
-  std::vector<std::pair<uint32_t, uint64_t>> ways;
-  bool plain = info.claims_live(t.seen, info.declared_ok & ~t.seen & ~info.blocked(t.seen));
-  if (plain && obj.max_props != kUnbounded) {  // the sets left open still need slots
-    const uint64_t missing = info.required_with(t.seen) & ~t.seen;
-    plain = static_cast<uint32_t>(std::popcount(missing)) +
-                info.keys_for_unmet(t.seen | missing | info.claimable_by(missing)) <=
-            obj.max_props - t.n;
-  }
-  if (plain) ways.push_back({t.cur, 0});
+  // (value node, seen bits it sets): the plain reading and each claim,
+  // each while the sets it leaves open can still be claimed by a key not
+  // read yet, within the slots maxProperties leaves.
+  const uint64_t available = info.declared_ok & ~t.seen & ~info.blocked(t.seen);
+  const uint64_t missing = info.required_with(t.seen) & ~t.seen;
+  auto live = [&](uint64_t seen) {
+    if (!info.claims_live(seen, available)) return false;
+    if (obj.max_props == kUnbounded) return true;
+    return static_cast<uint32_t>(std::popcount(missing)) +
+               info.keys_for_unmet(seen | missing | info.claimable_by(missing)) <=
+           obj.max_props - t.n;
+  };
+  if (live(t.seen)) out.push_back({t.cur, 0});
   for (const auto& c : obj.key_claims) {
     if (((t.claim >> c.set) & 1U) == 0 || c.value != t.cur) continue;
     if (g_.nodes[c.claimed].kind == NodeKind::kNever) continue;
-    ways.push_back({c.claimed, some_key_bit(c.set)});
+    if (live(t.seen | some_key_bit(c.set))) out.push_back({c.claimed, some_key_bit(c.set)});
   }
   for (const auto& c : obj.claim_combos) {
     if ((c.sets & ~t.claim) != 0 || c.value != t.cur) continue;
@@ -504,8 +541,14 @@ bool Machine::claim_start(std::vector<Frame>& frames, size_t base, uint8_t b,
     uint64_t bits = 0;
     for (uint32_t e = 0; e < 8; ++e)
       if (((c.sets >> e) & 1U) != 0) bits |= some_key_bit(e);
-    ways.push_back({c.claimed, bits});
+    if (live(t.seen | bits)) out.push_back({c.claimed, bits});
   }
+}
+
+bool Machine::claim_start(std::vector<Frame>& frames, size_t base, uint8_t b,
+                          ConfigSet& out) const {
+  std::vector<std::pair<uint32_t, uint64_t>> ways;
+  claim_ways(frames.back(), ways);
   return fork_values(frames, base, b, out, ways.size(), [&](size_t k, Frame& top) {
     top.claim = 0;
     top.seen |= ways[k].second;

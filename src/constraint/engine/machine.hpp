@@ -236,10 +236,15 @@ class Machine {
   // A value whose key may claim value-conditioned sets: read plainly (while
   // the sets can still be claimed later) and as each claimed value.
   bool claim_start(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
+  // Those readings, as (value node, seen bits): for an object frame `t`
+  // whose key was just read (t.cur its value node, t.claim its sets).
+  void claim_ways(const Frame& t, std::vector<std::pair<uint32_t, uint64_t>>& out) const;
   bool push_value(std::vector<Frame>& frames, size_t base, uint32_t node, uint8_t b) const;
   bool container_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
   bool leaf_byte(std::vector<Frame>& frames, size_t base, uint8_t b, ConfigSet& out) const;
   bool whitespace(Frame& f, uint8_t b) const noexcept;
+  uint64_t within_slots(const ObjectInfo& info, const GrammarNode& node, const Frame& obj,
+                        uint64_t keys) const noexcept;
   bool key_available(const Frame& obj) const noexcept;
   void finish(ConfigSet& out, size_t begin) const;
 

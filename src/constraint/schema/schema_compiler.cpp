@@ -668,25 +668,36 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
   NumberBounds b;
   bool bounded = false;
   for (const auto& p : parts) bounded |= b.add(*p.j, p.ptr);
-  std::optional<std::string> multiple_re;
-  std::optional<Dfa> multiple_dfa;
+  // Each multipleOf as a regex or an automaton (several: all of them).
+  std::vector<std::string> multiple_res;
+  std::vector<Dfa> multiple_dfas;
   for (const auto& p : parts) {
     auto it = p.j->find("multipleOf");
     if (it == p.j->end()) continue;
     if (!it->is_number() || it->get<double>() <= 0) {
       fail(ErrorCode::kInvalidArgument, p.ptr + "/multipleOf", "multipleOf must be a number > 0");
     }
-    if (multiple_re || multiple_dfa) {
-      unsupported(p.ptr + "/multipleOf", "several multipleOf");
-    } else if (auto re = multiple_of_regex(*it, integer)) {
-      multiple_re = re;
+    if (auto re = multiple_of_regex(*it, integer)) {
+      multiple_res.push_back(*re);
     } else if (auto md = multiple_of_dfa(*it)) {
-      multiple_dfa = std::move(md);
+      multiple_dfas.push_back(std::move(*md));
     } else {
       unsupported(p.ptr + "/multipleOf", "multipleOf " + it->dump());
     }
   }
   const std::vector<Negation> negs = negations(parts);
+  // not: {multipleOf: m}: plain decimals less m's multiples (exactly).
+  std::vector<Dfa> non_multiples;
+  for (const auto& n : negs) {
+    for (const json& m : n.multiples) {
+      auto md = plain_multiples_dfa(m);
+      if (!md) {
+        unsupported(n.ptr, "not: {multipleOf: " + m.dump() + "}");
+        continue;
+      }
+      non_multiples.push_back(Dfa::subtract(plain_decimals(), *md, opt_.max_dfa_states));
+    }
+  }
   const bool excludes = std::any_of(negs.begin(), negs.end(), [](const Negation& n) {
     return std::any_of(n.values.begin(), n.values.end(),
                        [](const json& v) { return v.is_number(); });
@@ -694,7 +705,8 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
   const bool fractions =
       std::any_of(negs.begin(), negs.end(), [](const Negation& n) { return n.integers; });
   if (fractions && integer) return never();
-  if (!bounded && !multiple_re && !multiple_dfa && !excludes && !fractions)
+  const bool multiples = !multiple_res.empty() || !multiple_dfas.empty() || !non_multiples.empty();
+  if (!bounded && !multiples && !excludes && !fractions)
     return leaf(integer ? (draft4_ ? kStrictIntegerDfa : kIntegerDfa) : kNumberDfa);
   RegexOptions ro;
   ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
@@ -706,14 +718,15 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
   }
   InternedDfa x = intern_dfa("n:" + re, [&] { return Dfa::compile(re, ro); });
   std::shared_ptr<const Dfa> d = x.dfa;
-  if (multiple_re) {
-    d = std::make_shared<const Dfa>(
-        Dfa::intersect(*d, Dfa::compile(*multiple_re, ro), ro.max_states));
+  for (const std::string& mre : multiple_res) {
+    d = std::make_shared<const Dfa>(Dfa::intersect(*d, Dfa::compile(mre, ro), ro.max_states));
     x.shared = false;
   }
-  if (multiple_dfa) {
-    d = std::make_shared<const Dfa>(Dfa::intersect(*d, *multiple_dfa, ro.max_states));
-    x.shared = false;
+  for (const auto* list : {&multiple_dfas, &non_multiples}) {
+    for (const Dfa& md : *list) {
+      d = std::make_shared<const Dfa>(Dfa::intersect(*d, md, ro.max_states));
+      x.shared = false;
+    }
   }
   if (integer && draft4_) {
     d = std::make_shared<const Dfa>(Dfa::intersect(*d, *sd_.integer_strict, ro.max_states));

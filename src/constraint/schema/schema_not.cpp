@@ -97,6 +97,14 @@ Negation negation_of(const json& n, const std::string& ptr) {
     // `pattern` holds for every value that is not a string.
     out.patterns.push_back(n["pattern"].get<std::string>());
     out.types |= kAllTypes & ~kString;
+  } else if (kw == "multipleOf") {
+    const json& m = n["multipleOf"];
+    if (!m.is_number() || !(m.get<double>() > 0))
+      throw Error(ErrorCode::kInvalidArgument, ptr + "/multipleOf",
+                  "multipleOf must be a number > 0");
+    // `multipleOf` holds for every value that is not a number.
+    out.multiples.push_back(m);
+    out.types |= kAllTypes & ~(kNumber | kInteger);
   } else if (kw == "required") {
     out.forbidden.emplace_back();
     if (!names_of(n, out.forbidden.back()))
@@ -223,7 +231,8 @@ std::optional<json> negated_schema(const json& s, const std::string& ptr, const 
   for (const auto& [k, v] : s.items()) {
     if (annotation(k)) continue;
     std::optional<json> n;
-    if (k == "type" || k == "enum" || k == "const" || k == "pattern" || k == "required") {
+    if (k == "type" || k == "enum" || k == "const" || k == "pattern" || k == "required" ||
+        k == "multipleOf") {
       if (kw == "+") n = negated_schema(json{{k, v}}, ptr);
     } else if (cx == nullptr) {
       return std::nullopt;

@@ -1,6 +1,7 @@
 // `not` in the forms that can be enforced exactly: excluded types
 // (not: {type}; integer alone leaves the fractions), excluded scalar values (not: {enum} /
-// {const}), patterns no string may match (not: {pattern}) and property sets that must not all be
+// {const}), patterns no string may match (not: {pattern}), multiples no number may be (not:
+// {multipleOf}) and property sets that must not all be
 // present (not: {required}, and their anyOf / allOf combinations). Other forms are reported
 // unsupported.
 #pragma once
@@ -24,6 +25,8 @@ struct Negation {
   // Each set: the object must not hold all of these properties.
   std::vector<std::vector<std::string>> forbidden;
   std::vector<std::string> patterns;  // no string may match these (search semantics)
+  // not: {multipleOf: m}: no number may be a multiple of these.
+  std::vector<nlohmann::json> multiples;
   std::string ptr;                    // of the `not`, for errors
   bool twice = false;                 // not: {not: s} — the value must match s (a conjunct)
   std::string unsupported;            // non-empty: this form cannot be enforced (why)

@@ -123,45 +123,108 @@ bool number_satisfies(const json& s, const json& v) {
   return true;
 }
 
-std::optional<Dfa> multiple_of_dfa(const json& m) {
-  uint64_t k = 0;
+namespace {
+
+// m as p / 10^k with p an integer (no exponent in its text, trailing
+// fraction zeros dropped); false when m has no such short form.
+bool decimal_parts(const json& m, uint64_t& p, uint32_t& k) {
   if (m.is_number_unsigned() || m.is_number_integer()) {
-    if (m.get<int64_t>() < 2 || static_cast<uint64_t>(m.get<int64_t>()) > kMaxMultipleOf)
-      return std::nullopt;
-    k = static_cast<uint64_t>(m.get<int64_t>());
-  } else {
-    const double d = m.get<double>();
-    if (!(d >= 2 && d <= static_cast<double>(kMaxMultipleOf)) || d != std::floor(d))
-      return std::nullopt;
-    k = static_cast<uint64_t>(d);
+    if (m.get<int64_t>() <= 0) return false;
+    p = static_cast<uint64_t>(m.get<int64_t>());
+    k = 0;
+    return true;
   }
-  // States: 0 start, 1 after '-', 2 the integer 0, 3 after '.', 4 in the
-  // zeros after the point, 5 + r an integer part with remainder r.
-  const size_t n = 5 + k;
+  std::string text = m.dump();
+  if (text.find_first_of("eE-") != std::string::npos) return false;
+  const size_t dot = text.find('.');
+  if (dot != std::string::npos) {
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+  }
+  k = dot == std::string::npos || dot >= text.size() ? 0
+                                                     : static_cast<uint32_t>(text.size() - dot - 1);
+  if (dot != std::string::npos && dot < text.size()) text.erase(dot, 1);
+  if (text.empty() || text.size() > 15) return false;
+  p = std::stoull(text);
+  return p > 0;
+}
+
+}  // namespace
+
+std::optional<Dfa> multiple_of_dfa(const json& m) {
+  uint64_t p = 0;
+  uint32_t k = 0;
+  if (!decimal_parts(m, p, k) || p > kMaxMultipleOf || k > kMaxMultipleOfDigits)
+    return std::nullopt;
+  if (k == 0 && p < 2) return std::nullopt;  // every integer: the integer regex
+  // x is a multiple of p / 10^k when x * 10^k is an integer multiple of p:
+  // the digits are read as one integer (remainder mod p) through the k-th
+  // fraction digit; later fraction digits must be 0. States: 0 start, 1
+  // after '-', 2 the integer 0, then per remainder r: the integer part
+  // (int_at), the point just read (dot_at), and j = 1 .. k + 1 fraction
+  // digits read (frac_at; k + 1: past the k-th, only zeros).
+  const size_t base = 3;
+  auto int_at = [&](uint64_t r) { return static_cast<int32_t>(base + r); };
+  auto dot_at = [&](uint64_t r) { return static_cast<int32_t>(base + p + r); };
+  auto frac_at = [&](uint64_t r, uint32_t j) {
+    return static_cast<int32_t>(base + 2 * p + (j - 1) * p + r);
+  };
+  const size_t n = base + 2 * p + (k + 1) * p;
   std::vector<int32_t> t(n * 256, Dfa::kDead);
   std::vector<uint8_t> accepting(n, 0);
-  auto rem = [](uint64_t r) { return static_cast<int32_t>(5 + r); };
   auto at = [&](size_t state, char c) -> int32_t& {
     return t[state * 256 + static_cast<uint8_t>(c)];
   };
+  // Whether r followed by `more` zero digits is divisible by p.
+  std::vector<uint64_t> pow10(k + 1, 1 % p);
+  for (uint32_t i = 1; i <= k; ++i) pow10[i] = pow10[i - 1] * 10 % p;
+  auto divides = [&](uint64_t r, uint32_t more) { return r * pow10[more] % p == 0; };
   for (size_t from : {size_t{0}, size_t{1}}) {
     at(from, '0') = 2;
-    for (char c = '1'; c <= '9'; ++c) at(from, c) = rem(static_cast<uint64_t>(c - '0') % k);
+    for (char c = '1'; c <= '9'; ++c) at(from, c) = int_at(static_cast<uint64_t>(c - '0') % p);
   }
   at(0, '-') = 1;
-  accepting[2] = accepting[4] = 1;
-  at(2, '.') = 3;
-  at(3, '0') = 4;
-  at(4, '0') = 4;
-  for (uint64_t r = 0; r < k; ++r) {
-    const auto s = static_cast<size_t>(rem(r));
-    for (char c = '0'; c <= '9'; ++c) at(s, c) = rem((10 * r + static_cast<uint64_t>(c - '0')) % k);
-    if (r == 0) {
-      accepting[s] = 1;
-      at(s, '.') = 3;
+  accepting[2] = 1;
+  at(2, '.') = dot_at(0);
+  for (uint64_t r = 0; r < p; ++r) {
+    const auto s = static_cast<size_t>(int_at(r));
+    for (char c = '0'; c <= '9'; ++c)
+      at(s, c) = int_at((10 * r + static_cast<uint64_t>(c - '0')) % p);
+    at(s, '.') = dot_at(r);
+    accepting[s] = divides(r, k);
+    // A fraction digit: into the remainder while j <= k, else only zeros.
+    auto digit = [&](size_t from, uint32_t j) {  // j: fraction digits read before this one
+      if (j < k) {
+        for (char c = '0'; c <= '9'; ++c)
+          at(from, c) = frac_at((10 * r + static_cast<uint64_t>(c - '0')) % p, j + 1);
+      } else {
+        at(from, '0') = frac_at(r, k + 1);
+      }
+    };
+    digit(static_cast<size_t>(dot_at(r)), 0);
+    for (uint32_t j = 1; j <= k + 1; ++j) {
+      const auto f = static_cast<size_t>(frac_at(r, j));
+      digit(f, std::min(j, k));
+      accepting[f] = divides(r, k - std::min(j, k));
     }
   }
   return Dfa::from_table(std::move(t), accepting);
+}
+
+std::optional<Dfa> plain_multiples_dfa(const json& m) {
+  if (!m.is_number() || !(m.get<double>() > 0)) return std::nullopt;
+  if (auto d = multiple_of_dfa(m)) return d;
+  const std::string text = m.dump();
+  if (text.rfind("0.", 0) == 0 && text.find_first_not_of('0', 2) == text.size() - 1 &&
+      text.back() == '1') {
+    // 10^-k: every fraction digit past the k-th is 0.
+    return Dfa::compile(R"(-?(0|[1-9][0-9]*)(\.[0-9]{1,)" + std::to_string(text.size() - 2) +
+                        "}0*)?");
+  }
+  // 1 and 10^n: multiple_of_regex is exact on plain decimals there.
+  if (m.get<double>() != std::floor(m.get<double>())) return std::nullopt;
+  if (auto re = multiple_of_regex(m, false)) return Dfa::compile(*re);
+  return std::nullopt;
 }
 
 std::optional<std::string> multiple_of_regex(const json& m, bool integer) {
@@ -528,6 +591,17 @@ void prune_unproductive(Grammar& g) {
                 for (size_t e = 0; e < x.some_key.size(); ++e)
                   if (!some_key_possible(g, x, e, prod)) return false;
                 return true;
+              }() &&
+              [&] {  // enough keys can exist for minProperties
+                if (x.min_props == 0) return true;
+                if (x.additional != kNoNode && prod[x.additional]) return true;
+                for (const auto& pp : x.pattern_props)
+                  if (prod[pp.node]) return true;
+                for (const auto& pc : x.pattern_combos)
+                  if (prod[pc.second]) return true;
+                const auto keys = std::count_if(x.props.begin(), x.props.end(),
+                                                [&](const auto& q) { return prod[q.node] != 0; });
+                return static_cast<uint64_t>(keys) >= x.min_props;
               }();
           break;
         case NodeKind::kArray: {

@@ -47,13 +47,20 @@ bool number_satisfies(const nlohmann::json& schema, const nlohmann::json& v);
 // regular and small: integer m for integers, 10^-k for any number.
 std::optional<std::string> multiple_of_regex(const nlohmann::json& m, bool integer);
 
-// Largest integer divisor multiple_of_dfa builds an automaton for (k + 5
-// states of 256 entries).
+// multiple_of_dfa reads m as p / 10^k: the largest p and k it builds an
+// automaton for ((k + 3) p + 3 states of 256 entries).
 inline constexpr uint64_t kMaxMultipleOf = 1000;
-// The plain decimal numbers (-?(0|[1-9][0-9]*)(\.0+)?) divisible by the
-// integer m, read digit by digit with the remainder as the state; nullopt
-// when m is not an integer in [2, kMaxMultipleOf].
+inline constexpr uint32_t kMaxMultipleOfDigits = 4;
+// Exactly the plain decimal numbers (-?(0|[1-9][0-9]*)(\.[0-9]+)?) that
+// are multiples of m = p / 10^k (2.5, 0.25, 6): the digits read as one
+// integer through the k-th fraction digit, its remainder mod p the state,
+// and only zeros after. nullopt past the limits above, or for m = 1.
 std::optional<Dfa> multiple_of_dfa(const nlohmann::json& m);
+// Exactly the plain decimal spellings (-?(0|[1-9][0-9]*)(\.[0-9]+)?) of the
+// multiples of m, so that plain decimals minus it are exactly the others
+// (not: {multipleOf}): integer m up to kMaxMultipleOf or a power of ten,
+// and 10^-k; nullopt otherwise.
+std::optional<Dfa> plain_multiples_dfa(const nlohmann::json& m);
 
 // An object that allows only its declared names (no additional or
 // pattern properties), and whether two objects declare no name in common.
