@@ -537,7 +537,7 @@ bool Compiler::joint_claims(GrammarNode& n, const std::vector<const Outside*>& v
                            " negated patternProperties");
       return false;
     }
-    const auto [prop, value] = key;
+    const uint32_t prop = key.first, value = key.second;  // plain names: lambdas capture them
     std::span<const uint32_t> labels;
     if (prop == kNoNode) labels = claim_labels.at(value);
     for (unsigned sub = sets; sub != 0; sub = (sub - 1) & sets) {
