@@ -250,10 +250,7 @@ uint64_t Machine::within_slots(const ObjectInfo& info, const GrammarNode& node, 
   if (obj.n >= node.max_props) return 0;
   const uint32_t slots = node.max_props - obj.n - 1;  // after this key
   auto fits = [&](uint64_t seen, uint64_t claimable) {
-    const uint64_t missing = info.required_with(seen) & ~seen;
-    const uint32_t more =
-        info.keys_for_unmet(seen | missing | claimable | info.claimable_by(missing));
-    return static_cast<uint32_t>(std::popcount(missing)) + more <= slots;
+    return info.keys_needed(seen, claimable) <= slots;
   };
   uint64_t out = 0;
   for (uint64_t rest = keys & ~kOtherBit; rest != 0; rest &= rest - 1) {
@@ -370,17 +367,11 @@ bool Machine::pop(std::vector<Frame>& frames, size_t base) const {
   ++parent.n;
   if (parent.n > obj.max_props) return false;
   if (obj.max_props != kUnbounded) {
-    const ObjectInfo& info = info_[parent.node];
-    const uint64_t missing = info.required_with(parent.seen) & ~parent.seen;
     // Some-key masks the required ones leave open take more keys: one
     // undeclared key meets them all unless markers tell them apart (then
-    // one each, an upper bound).
-    uint64_t claimable = 0;  // this key's value may meet these sets itself
-    for (uint32_t e = 0; e < 8; ++e)
-      if (((claim >> e) & 1U) != 0) claimable |= some_key_bit(e);
-    const uint32_t more =
-        info.keys_for_unmet(parent.seen | missing | claimable | info.claimable_by(missing));
-    if (static_cast<uint32_t>(std::popcount(missing)) + more > obj.max_props - parent.n)
+    // one each, an upper bound); this key's value may meet its claims itself.
+    if (info_[parent.node].keys_needed(parent.seen, some_key_bits(claim)) >
+        obj.max_props - parent.n)
       return false;
   }
   parent.cur = value;
@@ -521,13 +512,9 @@ void Machine::claim_ways(const Frame& t, std::vector<std::pair<uint32_t, uint64_
   // each while the sets it leaves open can still be claimed by a key not
   // read yet, within the slots maxProperties leaves.
   const uint64_t available = info.declared_ok & ~t.seen & ~info.blocked(t.seen);
-  const uint64_t missing = info.required_with(t.seen) & ~t.seen;
   auto live = [&](uint64_t seen) {
     if (!info.claims_live(seen, available)) return false;
-    if (obj.max_props == kUnbounded) return true;
-    return static_cast<uint32_t>(std::popcount(missing)) +
-               info.keys_for_unmet(seen | missing | info.claimable_by(missing)) <=
-           obj.max_props - t.n;
+    return obj.max_props == kUnbounded || info.keys_needed(seen, 0) <= obj.max_props - t.n;
   };
   if (live(t.seen)) out.push_back({t.cur, 0});
   for (const auto& c : obj.key_claims) {
@@ -538,9 +525,7 @@ void Machine::claim_ways(const Frame& t, std::vector<std::pair<uint32_t, uint64_
   for (const auto& c : obj.claim_combos) {
     if ((c.sets & ~t.claim) != 0 || c.value != t.cur) continue;
     if (g_.nodes[c.claimed].kind == NodeKind::kNever) continue;
-    uint64_t bits = 0;
-    for (uint32_t e = 0; e < 8; ++e)
-      if (((c.sets >> e) & 1U) != 0) bits |= some_key_bit(e);
+    const uint64_t bits = some_key_bits(c.sets);
     if (live(t.seen | bits)) out.push_back({c.claimed, bits});
   }
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -86,6 +87,14 @@ struct ObjectInfo {
     for (size_t e = 0; e < claim_props.size(); ++e)
       if ((claim_props[e] & props) != 0) bits |= some_key_bit(e);
     return bits;
+  }
+  // Keys the object must still read after `seen`: the required ones missing
+  // and those the open masks take (`claimable`: sets the value being read
+  // may meet itself; a missing required property may meet those it claims).
+  uint32_t keys_needed(uint64_t seen, uint64_t claimable) const noexcept {
+    const uint64_t missing = required_with(seen) & ~seen;
+    return static_cast<uint32_t>(std::popcount(missing)) +
+           keys_for_unmet(seen | missing | claimable | claimable_by(missing));
   }
   // Per set of masks (bit e: mask e, up to 8 masks), whether one
   // undeclared key meets them all (matches none of their markers).

@@ -169,6 +169,13 @@ inline uint32_t undeclared_key_value(const GrammarNode& obj, std::span<const uin
 inline uint64_t some_key_bit(size_t e) {
   return uint64_t{1} << (62 - e);
 }
+// The seen bits of the sets in `sets` (bit e: set e < 8).
+inline uint64_t some_key_bits(uint8_t sets) {
+  uint64_t bits = 0;
+  for (size_t e = 0; e < 8; ++e)
+    if (((sets >> e) & 1U) != 0) bits |= some_key_bit(e);
+  return bits;
+}
 
 // Whether a key ending with these labels matches one of the key markers
 // (under either regex flavour: a key the flavours disagree on is not

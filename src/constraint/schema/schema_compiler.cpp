@@ -668,9 +668,11 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
   NumberBounds b;
   bool bounded = false;
   for (const auto& p : parts) bounded |= b.add(*p.j, p.ptr);
-  // Each multipleOf as a regex or an automaton (several: all of them).
-  std::vector<std::string> multiple_res;
-  std::vector<Dfa> multiple_dfas;
+  RegexOptions ro;
+  ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
+  // Each multipleOf's automaton (several: all of them), then each negated
+  // one's: plain decimals less m's multiples (exactly).
+  std::vector<Dfa> multiples;
   for (const auto& p : parts) {
     auto it = p.j->find("multipleOf");
     if (it == p.j->end()) continue;
@@ -678,16 +680,14 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
       fail(ErrorCode::kInvalidArgument, p.ptr + "/multipleOf", "multipleOf must be a number > 0");
     }
     if (auto re = multiple_of_regex(*it, integer)) {
-      multiple_res.push_back(*re);
+      multiples.push_back(Dfa::compile(*re, ro));
     } else if (auto md = multiple_of_dfa(*it)) {
-      multiple_dfas.push_back(std::move(*md));
+      multiples.push_back(std::move(*md));
     } else {
       unsupported(p.ptr + "/multipleOf", "multipleOf " + it->dump());
     }
   }
   const std::vector<Negation> negs = negations(parts);
-  // not: {multipleOf: m}: plain decimals less m's multiples (exactly).
-  std::vector<Dfa> non_multiples;
   for (const auto& n : negs) {
     for (const json& m : n.multiples) {
       auto md = plain_multiples_dfa(m);
@@ -695,7 +695,7 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
         unsupported(n.ptr, "not: {multipleOf: " + m.dump() + "}");
         continue;
       }
-      non_multiples.push_back(Dfa::subtract(plain_decimals(), *md, opt_.max_dfa_states));
+      multiples.push_back(Dfa::subtract(plain_decimals(), *md, opt_.max_dfa_states));
     }
   }
   const bool excludes = std::any_of(negs.begin(), negs.end(), [](const Negation& n) {
@@ -705,11 +705,8 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
   const bool fractions =
       std::any_of(negs.begin(), negs.end(), [](const Negation& n) { return n.integers; });
   if (fractions && integer) return never();
-  const bool multiples = !multiple_res.empty() || !multiple_dfas.empty() || !non_multiples.empty();
-  if (!bounded && !multiples && !excludes && !fractions)
+  if (!bounded && multiples.empty() && !excludes && !fractions)
     return leaf(integer ? (draft4_ ? kStrictIntegerDfa : kIntegerDfa) : kNumberDfa);
-  RegexOptions ro;
-  ro.max_states = std::min<size_t>(opt_.max_dfa_states, 20000);
   std::string re = integer ? kIntegerRegexText : kNumberRegex;
   if (bounded) {
     auto range = number_range_regex(b.lo, b.hi, integer);
@@ -718,15 +715,9 @@ uint32_t Compiler::number_node(std::vector<Part>& parts, bool integer) {
   }
   InternedDfa x = intern_dfa("n:" + re, [&] { return Dfa::compile(re, ro); });
   std::shared_ptr<const Dfa> d = x.dfa;
-  for (const std::string& mre : multiple_res) {
-    d = std::make_shared<const Dfa>(Dfa::intersect(*d, Dfa::compile(mre, ro), ro.max_states));
+  for (const Dfa& md : multiples) {
+    d = std::make_shared<const Dfa>(Dfa::intersect(*d, md, ro.max_states));
     x.shared = false;
-  }
-  for (const auto* list : {&multiple_dfas, &non_multiples}) {
-    for (const Dfa& md : *list) {
-      d = std::make_shared<const Dfa>(Dfa::intersect(*d, md, ro.max_states));
-      x.shared = false;
-    }
   }
   if (integer && draft4_) {
     d = std::make_shared<const Dfa>(Dfa::intersect(*d, *sd_.integer_strict, ro.max_states));
