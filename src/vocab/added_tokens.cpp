@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "vocab/utf8.hpp"
+
 namespace nextok::vocab {
 
-void AddedTokenMatcher::add(std::string_view content, uint32_t id, bool special) {
+void AddedTokenMatcher::add(std::string_view content, uint32_t id, Rules rules) {
   uint32_t node = 0;
   for (unsigned char c : content) {
     auto& ch = build_[node].children;
@@ -21,7 +23,11 @@ void AddedTokenMatcher::add(std::string_view content, uint32_t id, bool special)
   // The first definition of a content wins, as in HF's added vocabulary.
   if (build_[node].token == ~0u) {
     build_[node].token = id;
-    build_[node].special = special;
+    build_[node].rules = rules;
+    // Rust regex's Unicode \w.
+    if (rules.single_word && !word_) {
+      word_ = std::make_shared<Regex>(R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}])");
+    }
   }
   if (!content.empty()) first_byte_[static_cast<unsigned char>(content[0])] = true;
 }
@@ -35,15 +41,15 @@ void AddedTokenMatcher::finish() {
     nodes_[i].first_child = static_cast<uint32_t>(edges_.size());
     nodes_[i].child_count = static_cast<uint32_t>(ch.size());
     nodes_[i].token = build_[i].token;
-    nodes_[i].special = build_[i].special;
+    nodes_[i].rules = build_[i].rules;
     for (auto [b, n] : ch) edges_.push_back({b, n});
   }
   build_.clear();
   build_.shrink_to_fit();
 }
 
-bool AddedTokenMatcher::find(std::string_view text, size_t from, bool allow_special,
-                             Match& m) const noexcept {
+bool AddedTokenMatcher::find_raw(std::string_view text, size_t from, bool allow_special, Match& m,
+                                 Rules& rules) const noexcept {
   if (nodes_.size() <= 1) return false;
   for (size_t i = from; i < text.size(); ++i) {
     if (!first_byte_[static_cast<unsigned char>(text[i])]) continue;
@@ -60,15 +66,75 @@ bool AddedTokenMatcher::find(std::string_view text, size_t from, bool allow_spec
       if (e == hi || e->byte != c) break;
       node = e->node;
       const Node& hit = nodes_[node];
-      if (hit.token != ~0u && (allow_special || !hit.special)) {
+      if (hit.token != ~0u && (allow_special || !hit.rules.special)) {
         best = hit.token;
         best_end = j + 1;
+        rules = hit.rules;
       }
     }
     if (best != ~0u) {
       m = {i, best_end, best};
       return true;
     }
+  }
+  return false;
+}
+
+namespace {
+
+// Rust's char::is_whitespace (the White_Space property), on the code point
+// that starts at text[i]; sets its length.
+bool white_space_at(std::string_view text, size_t i, size_t& len) {
+  const size_t n = utf8_sequence_length(text, i);
+  len = n;
+  size_t k = i;
+  const uint32_t c = utf8_next(text, k);
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000;
+}
+
+// The start of the code point that ends at text[at - 1].
+size_t char_start_before(std::string_view text, size_t at) {
+  size_t i = at - 1;
+  while (i > 0 && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
+  return i;
+}
+
+}  // namespace
+
+bool AddedTokenMatcher::word_char_at(std::string_view text, size_t at) const {
+  size_t b = 0, e = 0;
+  const std::string_view ch = text.substr(at, utf8_sequence_length(text, at));
+  return word_->find(ch, 0, b, e);
+}
+
+bool AddedTokenMatcher::word_char_before(std::string_view text, size_t at) const {
+  return word_char_at(text, char_start_before(text, at));
+}
+
+bool AddedTokenMatcher::find(std::string_view text, size_t from, bool allow_special,
+                             Match& m) const {
+  Rules rules;
+  for (size_t search = from; find_raw(text, search, allow_special, m, rules);) {
+    if (rules.single_word && ((m.begin > 0 && word_char_before(text, m.begin)) ||
+                              (m.end < text.size() && word_char_at(text, m.end)))) {
+      search = m.end;  // HF's iterator goes on after the discarded match
+      continue;
+    }
+    if (rules.lstrip) {
+      while (m.begin > from) {
+        const size_t p = char_start_before(text, m.begin);
+        size_t len = 0;
+        if (!white_space_at(text, p, len)) break;
+        m.begin = p;
+      }
+    }
+    if (rules.rstrip) {
+      size_t len = 0;
+      while (m.end < text.size() && white_space_at(text, m.end, len)) m.end += len;
+    }
+    return true;
   }
   return false;
 }

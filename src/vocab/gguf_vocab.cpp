@@ -26,7 +26,7 @@ constexpr const char* kO200k =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 PreTokenizerStep split(const char* regex) {
-  return {PreTokenizerStep::Kind::kSplit, regex, false, SplitBehavior::kIsolated, false};
+  return {.kind = PreTokenizerStep::Kind::kSplit, .regex = regex};
 }
 
 // GGUF names the pre-tokenizer (tokenizer.ggml.pre) instead of storing it;

@@ -1,12 +1,15 @@
 #include "vocab/hf_json.hpp"
 
 #include <deque>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "nextok/error.hpp"
 #include "vocab/json_scan.hpp"
+#include "vocab/normalize.hpp"
+#include "vocab/utf8.hpp"
 
 namespace nextok::vocab {
 namespace {
@@ -254,8 +257,25 @@ SplitBehavior split_behavior(const Parse& p, std::string_view s) {
   if (s == "MergedWithPrevious") return SplitBehavior::kMergedWithPrevious;
   if (s == "MergedWithNext") return SplitBehavior::kMergedWithNext;
   if (s == "Removed") return SplitBehavior::kRemoved;
+  if (s == "Contiguous") return SplitBehavior::kContiguous;
   p.unsupported("Split behavior \"" + std::string(s) + "\" is not supported");
 }
+
+// Metaspace's prepend_scheme; files from before it existed say
+// add_prefix_space instead (true: always, false: never).
+Prepend metaspace_prepend(const Parse& p, const std::string& scheme,
+                          std::optional<bool> legacy_prefix_space) {
+  if (scheme.empty())
+    return legacy_prefix_space.value_or(true) ? Prepend::kAlways : Prepend::kNever;
+  if (scheme == "always") return Prepend::kAlways;
+  if (scheme == "first") return Prepend::kFirst;
+  if (scheme == "never") return Prepend::kNever;
+  p.unsupported("Metaspace prepend_scheme \"" + scheme + "\" is not supported");
+}
+
+// One punctuation character as HF's Punctuation and BertPreTokenizer read
+// it: ASCII punctuation or a Unicode P* category.
+constexpr const char* kPunctuation = R"([!-/:-@\[-`{-~]|\p{P})";
 
 // The GPT-2 pre-tokenizer regex that ByteLevel applies when use_regex is set.
 constexpr const char* kGpt2Pattern =
@@ -263,8 +283,10 @@ constexpr const char* kGpt2Pattern =
 
 void Parse::pre_tokenizer(od::object obj, TokenizerSpec& spec) const {
   std::string type;
-  PreTokenizerStep step{PreTokenizerStep::Kind::kSplit, {}, false, SplitBehavior::kIsolated, false};
-  bool invert = false, use_regex = true, individual_digits = false;
+  PreTokenizerStep step{.kind = PreTokenizerStep::Kind::kSplit};
+  bool use_regex = true, individual_digits = false;
+  std::string prepend_scheme;
+  std::optional<bool> legacy_prefix_space;  // Metaspace before prepend_scheme existed
   for (auto [key, v] : obj) {
     if (key == "type") {
       type = std::string(str(v, "pre_tokenizer.type"));
@@ -280,9 +302,16 @@ void Parse::pre_tokenizer(od::object obj, TokenizerSpec& spec) const {
     } else if (key == "behavior") {
       step.behavior = split_behavior(*this, str(v, "pre_tokenizer.behavior"));
     } else if (key == "invert") {
-      invert = boolean(v, "pre_tokenizer.invert");
+      step.invert = boolean(v, "pre_tokenizer.invert");
     } else if (key == "add_prefix_space") {
       step.add_prefix_space = boolean(v, "pre_tokenizer.add_prefix_space");
+      legacy_prefix_space = step.add_prefix_space;
+    } else if (key == "replacement") {
+      step.replacement = std::string(str(v, "pre_tokenizer.replacement"));
+    } else if (key == "prepend_scheme") {
+      prepend_scheme = std::string(str(v, "pre_tokenizer.prepend_scheme"));
+    } else if (key == "split") {
+      step.split = boolean(v, "pre_tokenizer.split");
     } else if (key == "use_regex") {
       use_regex = boolean(v, "pre_tokenizer.use_regex");
     } else if (key == "individual_digits") {
@@ -291,22 +320,47 @@ void Parse::pre_tokenizer(od::object obj, TokenizerSpec& spec) const {
   }
   if (type == "Sequence") return;
   if (type == "Split") {
-    if (invert) unsupported("Split with invert=true is not supported");
     if (step.regex.empty()) fail("Split pre-tokenizer has no pattern");
+    spec.pre_tokenizer.push_back(std::move(step));
+  } else if (type == "Metaspace") {
+    step.kind = PreTokenizerStep::Kind::kMetaspace;
+    step.add_prefix_space = false;
+    if (vocab::utf8_sequence_length(step.replacement, 0) != step.replacement.size() ||
+        step.replacement.empty()) {
+      fail("Metaspace replacement must be one character");
+    }
+    step.prepend = metaspace_prepend(*this, prepend_scheme, legacy_prefix_space);
+    spec.pre_tokenizer.push_back(std::move(step));
+  } else if (type == "Whitespace") {
+    // HF: the runs of Rust's regex `\w+|[^\w\s]+` are the pieces; \w spelled
+    // as that crate reads it.
+    spec.pre_tokenizer.push_back({.kind = PreTokenizerStep::Kind::kSplit,
+                                  .regex =
+                                      R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}]+|)"
+                                      R"([^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}\s]+)",
+                                  .behavior = SplitBehavior::kRemoved,
+                                  .invert = true});
+  } else if (type == "WhitespaceSplit" || type == "BertPreTokenizer") {
+    spec.pre_tokenizer.push_back({.kind = PreTokenizerStep::Kind::kSplit,
+                                  .regex = R"(\s+)",
+                                  .behavior = SplitBehavior::kRemoved});
+    if (type == "BertPreTokenizer") {
+      spec.pre_tokenizer.push_back({.kind = PreTokenizerStep::Kind::kSplit, .regex = kPunctuation});
+    }
+  } else if (type == "Punctuation") {
+    step.regex = kPunctuation;
     spec.pre_tokenizer.push_back(std::move(step));
   } else if (type == "Digits") {
     // HF splits on char::is_numeric, i.e. \p{N}.
-    spec.pre_tokenizer.push_back({PreTokenizerStep::Kind::kSplit,
-                                  individual_digits ? R"(\p{N})" : R"(\p{N}+)", false,
-                                  SplitBehavior::kIsolated, false});
+    spec.pre_tokenizer.push_back({.kind = PreTokenizerStep::Kind::kSplit,
+                                  .regex = individual_digits ? R"(\p{N})" : R"(\p{N}+)"});
   } else if (type == "ByteLevel") {
     if (use_regex) {
-      PreTokenizerStep split{PreTokenizerStep::Kind::kSplit, kGpt2Pattern, false,
-                             SplitBehavior::kIsolated, false};
+      PreTokenizerStep split{.kind = PreTokenizerStep::Kind::kSplit, .regex = kGpt2Pattern};
       // add_prefix_space runs before the regex split in ByteLevel.
       if (step.add_prefix_space) {
         spec.pre_tokenizer.push_back(
-            {PreTokenizerStep::Kind::kByteLevel, {}, false, SplitBehavior::kIsolated, true});
+            {.kind = PreTokenizerStep::Kind::kByteLevel, .add_prefix_space = true});
       }
       spec.pre_tokenizer.push_back(std::move(split));
     } else {
@@ -315,18 +369,26 @@ void Parse::pre_tokenizer(od::object obj, TokenizerSpec& spec) const {
     }
   } else {
     unsupported("pre_tokenizer \"" + type +
-                "\" is not supported (supported: Split, ByteLevel, Digits, Sequence)");
+                "\" is not supported (supported: Split, ByteLevel, Digits, Metaspace, Whitespace, "
+                "WhitespaceSplit, Punctuation, BertPreTokenizer, Sequence)");
   }
 }
 
 void Parse::decoder(od::object obj, TokenizerSpec& spec, bool& saw_byte_level,
                     bool& saw_fuse) const {
   std::string type;
-  std::string pattern, content;
+  std::string pattern, content, replacement, prepend_scheme;
+  std::optional<bool> legacy_prefix_space;
   int64_t start = 0, stop = 0;
   for (auto [key, v] : obj) {
     if (key == "type") {
       type = std::string(str(v, "decoder.type"));
+    } else if (key == "replacement") {
+      replacement = std::string(str(v, "decoder.replacement"));
+    } else if (key == "prepend_scheme") {
+      prepend_scheme = std::string(str(v, "decoder.prepend_scheme"));
+    } else if (key == "add_prefix_space") {
+      legacy_prefix_space = boolean(v, "decoder.add_prefix_space");
     } else if (key == "decoders") {
       for (od::element item : check(v.get_array(), "decoder.decoders")) {
         decoder(check(item.get_object(), "decoders"), spec, saw_byte_level, saw_fuse);
@@ -351,14 +413,22 @@ void Parse::decoder(od::object obj, TokenizerSpec& spec, bool& saw_byte_level,
     spec.spelling = Spelling::kSentencePiece;
   } else if (type == "ByteFallback") {
     spec.spelling = Spelling::kSentencePiece;
+    spec.decode_byte_fallback = true;
   } else if (type == "Fuse") {
     saw_fuse = true;
   } else if (type == "Strip" && saw_fuse && content == " " && start == 1 && stop == 0) {
-    spec.decode_strips_leading_space = true;
+    spec.decode_first = FirstToken::kStripOneSpace;
+  } else if (type == "Metaspace" && replacement == "\xE2\x96\x81" && !saw_fuse) {
+    // Its per-token rule (the first token loses its replacements) runs
+    // before any Fuse joins the tokens.
+    spec.spelling = Spelling::kSentencePiece;
+    if (metaspace_prepend(*this, prepend_scheme, legacy_prefix_space) != Prepend::kNever) {
+      spec.decode_first = FirstToken::kDropReplacements;
+    }
   } else {
     unsupported("decoder \"" + type +
-                "\" is not supported (supported: ByteLevel; Replace ▁→space, ByteFallback, "
-                "Fuse, Strip)");
+                "\" is not supported (supported: ByteLevel; Metaspace with ▁ before any Fuse, "
+                "Replace ▁→space, ByteFallback, Fuse, Strip)");
   }
 }
 
@@ -406,6 +476,7 @@ TokenizerSpec parse_tokenizer_json(std::string_view json, std::string_view name,
   }
   od::parser small;  // for the small members, one at a time
   bool saw_model = false, saw_byte_level = false, saw_fuse = false;
+  spec.decode_byte_fallback = false;  // until the decoder names ByteFallback
   if (sc.peek() != '{') sc.fail("the top level is not a JSON object");
   sc.expect('{');
   if (!sc.consume('}')) {
@@ -439,6 +510,12 @@ TokenizerSpec parse_tokenizer_json(std::string_view json, std::string_view name,
   }
   if (!sc.at_end()) sc.fail("trailing content after the JSON value");
   if (!saw_model) p.fail("no \"model\" section");
+  for (auto& a : spec.added) {
+    if (!a.normalized || spec.normalizer.empty()) continue;
+    std::string buf;
+    const std::string_view n = normalize(spec.normalizer, a.content, buf);
+    if (n != a.content) a.spelling = std::string(n);
+  }
   bool pre_byte_level = false;
   for (const auto& s : spec.pre_tokenizer) {
     pre_byte_level |= s.kind == PreTokenizerStep::Kind::kByteLevel;

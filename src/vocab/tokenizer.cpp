@@ -139,6 +139,8 @@ void Tokenizer::encode_into(std::string_view text, std::vector<uint32_t>& out,
 
 std::string Tokenizer::decode(std::span<const uint32_t> ids, const DecodeOptions& opt) const {
   std::string out;
+  const vocab::FirstToken first = impl_ ? impl_->decode_first() : vocab::FirstToken::kAsIs;
+  bool seen_first = false;
   for (uint32_t id : ids) {
     if (id >= vocab_->size()) {
       throw Error(ErrorCode::kInvalidArgument, "ids",
@@ -146,9 +148,26 @@ std::string Tokenizer::decode(std::span<const uint32_t> ids, const DecodeOptions
                       std::to_string(vocab_->size()) + " ids)");
     }
     if (opt.skip_special && vocab_->is_special(id)) continue;
+    const bool is_first = !seen_first;
+    seen_first = true;
+    if (is_first && first == vocab::FirstToken::kDropReplacements &&
+        vocab_->kind(id) != TokenKind::kByte) {
+      // HF's Metaspace decoder drops every "▁" of the first token.
+      const std::string_view t = vocab_->text(id);
+      for (size_t i = 0; i < t.size();) {
+        if (t.substr(i).starts_with("\xE2\x96\x81")) {
+          i += 3;
+        } else {
+          out += t[i++];
+        }
+      }
+      continue;
+    }
     out.append(vocab_->bytes(id));
   }
-  if (impl_ && impl_->strips_leading_space() && !out.empty() && out.front() == ' ') out.erase(0, 1);
+  if (first == vocab::FirstToken::kStripOneSpace && !out.empty() && out.front() == ' ') {
+    out.erase(0, 1);
+  }
   return out;
 }
 

@@ -23,8 +23,7 @@ constexpr uint32_t kNoId = ~0u;
 }
 
 struct TokenizerImpl::Scratch {
-  std::vector<std::string_view> pieces, next;
-  std::deque<std::string> owned;
+  vocab::PreTokenizer::Scratch pre;
   std::string spell;
   std::vector<uint32_t> ids;
 };
@@ -39,7 +38,7 @@ std::shared_ptr<const TokenizerImpl> TokenizerImpl::build(const vocab::Tokenizer
   t->byte_fallback_ = spec.byte_fallback;
   t->ignore_merges_ = spec.ignore_merges;
   t->fuse_unk_ = spec.fuse_unk;
-  t->strips_leading_space_ = spec.decode_strips_leading_space;
+  t->decode_first_ = spec.decode_first;
   if (spec.unk_token) {
     if (auto id = VocabularyBuilder::find_model(v, *spec.unk_token)) t->unk_id_ = *id;
   }
@@ -120,25 +119,17 @@ std::shared_ptr<const TokenizerImpl> TokenizerImpl::build(const vocab::Tokenizer
   }
 
   t->normalizer_ = spec.normalizer;
-  for (const auto& s : spec.pre_tokenizer) {
-    PreStep step{s.kind, nullptr, {}, s.behavior, s.add_prefix_space};
-    if (s.kind == PreTokenizerStep::Kind::kSplit) {
-      if (s.literal) {
-        step.literal = s.regex;
-      } else {
-        step.regex = std::make_unique<vocab::Regex>(s.regex);
-      }
-    }
-    t->pre_.push_back(std::move(step));
-  }
+  t->pre_ = vocab::PreTokenizer(spec.pre_tokenizer);
   for (const auto& a : spec.added) {
-    if (a.lstrip || a.rstrip || a.single_word) {
-      if (t->unsupported_.empty()) {
-        t->unsupported_ = name + ": added token \"" + a.content +
-                          "\" uses lstrip/rstrip/single_word, which encoding does not support yet";
-      }
+    const vocab::AddedTokenMatcher::Rules rules{
+        .special = a.special, .lstrip = a.lstrip, .rstrip = a.rstrip, .single_word = a.single_word};
+    if (!a.normalized) {
+      t->raw_added_.add(a.content, a.id, rules);
+      continue;
     }
-    (a.normalized ? t->normalized_added_ : t->raw_added_).add(a.content, a.id, a.special);
+    // HF matches a normalized token by its content run through the
+    // normalizer (a Prepend makes "<x>" match "▁<x>").
+    t->normalized_added_.add(a.spelling.empty() ? a.content : a.spelling, a.id, rules);
   }
   t->raw_added_.finish();
   t->normalized_added_.finish();
@@ -207,107 +198,46 @@ void TokenizerImpl::encode_word(std::string_view word, std::vector<uint32_t>& ou
   out.insert(out.end(), ids.begin(), ids.end());
 }
 
-void TokenizerImpl::pre_tokenize(std::string_view text, Scratch& s) const {
-  s.pieces.clear();
-  s.pieces.push_back(text);
-  for (const auto& step : pre_) {
-    s.next.clear();
-    for (std::string_view p : s.pieces) {
-      if (step.kind == PreTokenizerStep::Kind::kByteLevel) {
-        if (step.add_prefix_space && !p.empty() && p.front() != ' ') {
-          s.owned.emplace_back(" ").append(p);
-          s.next.push_back(s.owned.back());
-        } else {
-          s.next.push_back(p);
-        }
-        continue;
-      }
-      size_t start = 0, pos = 0, b = 0, e = 0;
-      auto emit = [&](size_t from, size_t to) {
-        if (to > from) s.next.push_back(p.substr(from, to - from));
-      };
-      while (pos <= p.size()) {
-        bool hit;
-        if (step.regex) {
-          hit = step.regex->find(p, pos, b, e);
-        } else {
-          b = p.find(step.literal, pos);
-          hit = b != std::string_view::npos;
-          e = hit ? b + step.literal.size() : 0;
-        }
-        if (!hit) break;
-        if (e == b) {  // an empty match splits nothing; step past one character
-          if (b >= p.size()) break;
-          pos = b + std::max<size_t>(1, vocab::utf8_sequence_length(p, b));
-          continue;
-        }
-        switch (step.behavior) {
-          case SplitBehavior::kIsolated:
-            emit(start, b);
-            emit(b, e);
-            start = e;
-            break;
-          case SplitBehavior::kMergedWithPrevious:
-            emit(start, e);
-            start = e;
-            break;
-          case SplitBehavior::kMergedWithNext:
-            emit(start, b);
-            start = b;
-            break;
-          case SplitBehavior::kRemoved:
-            emit(start, b);
-            start = e;
-            break;
-        }
-        pos = e;
-      }
-      emit(start, p.size());
-    }
-    s.pieces.swap(s.next);
-  }
-}
-
-void TokenizerImpl::encode_segment(std::string_view segment, std::vector<uint32_t>& out,
-                                   Scratch& s) const {
-  pre_tokenize(segment, s);
-  for (std::string_view w : s.pieces) encode_word(w, out, s);
-  s.owned.clear();
+void TokenizerImpl::encode_segment(std::string_view segment, bool at_start,
+                                   std::vector<uint32_t>& out, Scratch& s) const {
+  if (segment.empty()) return;
+  pre_.run(segment, at_start, s.pre);
+  for (std::string_view w : s.pre.pieces) encode_word(w, out, s);
+  s.pre.owned.clear();
 }
 
 void TokenizerImpl::encode(std::string_view text, std::vector<uint32_t>& out,
                            const EncodeOptions& opt) const {
-  if (!unsupported_.empty()) throw Error(ErrorCode::kUnsupported, "tokenizer", unsupported_);
   if (const size_t bad = vocab::utf8_first_invalid(text); bad != std::string_view::npos) {
     throw Error(ErrorCode::kInvalidArgument, "text",
                 "text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   }
   thread_local Scratch s;
-  auto normalized_part = [&](std::string_view seg) {
+  auto normalized_part = [&](std::string_view seg, bool at_start) {
     if (seg.empty()) return;
     std::string norm_buf;
     const std::string_view norm = vocab::normalize(normalizer_, seg, norm_buf);
     if (normalized_added_.empty()) {
-      encode_segment(norm, out, s);
+      encode_segment(norm, at_start, out, s);
       return;
     }
     vocab::AddedTokenMatcher::Match m;
     size_t at = 0;
     while (normalized_added_.find(norm, at, opt.parse_special, m)) {
-      encode_segment(norm.substr(at, m.begin - at), out, s);
+      encode_segment(norm.substr(at, m.begin - at), at_start && at == 0, out, s);
       out.push_back(m.id);
       at = m.end;
     }
-    encode_segment(norm.substr(at), out, s);
+    encode_segment(norm.substr(at), at_start && at == 0, out, s);
   };
   vocab::AddedTokenMatcher::Match m;
   size_t at = 0;
   while (raw_added_.find(text, at, opt.parse_special, m)) {
-    normalized_part(text.substr(at, m.begin - at));
+    normalized_part(text.substr(at, m.begin - at), at == 0);
     out.push_back(m.id);
     at = m.end;
   }
-  normalized_part(text.substr(at));
+  normalized_part(text.substr(at), at == 0);
 }
 
 }  // namespace nextok

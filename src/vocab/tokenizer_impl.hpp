@@ -9,7 +9,7 @@
 #include "nextok/tokenizer.hpp"
 #include "vocab/added_tokens.hpp"
 #include "vocab/hash.hpp"
-#include "vocab/regex.hpp"
+#include "vocab/pre_tokenizer.hpp"
 #include "vocab/spec.hpp"
 
 namespace nextok {
@@ -21,37 +21,30 @@ class TokenizerImpl {
                                                     const std::string& name);
 
   void encode(std::string_view text, std::vector<uint32_t>& out, const EncodeOptions& opt) const;
-  bool strips_leading_space() const noexcept { return strips_leading_space_; }
+  vocab::FirstToken decode_first() const noexcept { return decode_first_; }
 
  private:
-  struct PreStep {
-    vocab::PreTokenizerStep::Kind kind;
-    std::unique_ptr<vocab::Regex> regex;  // null for a literal split
-    std::string literal;
-    vocab::SplitBehavior behavior;
-    bool add_prefix_space;
-  };
   struct Scratch;
 
-  void encode_segment(std::string_view segment, std::vector<uint32_t>& out, Scratch& s) const;
-  void pre_tokenize(std::string_view text, Scratch& s) const;
+  // `at_start`: the segment begins the input text.
+  void encode_segment(std::string_view segment, bool at_start, std::vector<uint32_t>& out,
+                      Scratch& s) const;
   void encode_word(std::string_view word, std::vector<uint32_t>& out, Scratch& s) const;
   uint32_t char_id(std::string_view ch) const noexcept;
 
   std::shared_ptr<const Vocabulary> vocab_;
   vocab::Spelling spelling_ = vocab::Spelling::kByteLevel;
   bool byte_fallback_ = false, ignore_merges_ = false, fuse_unk_ = false;
-  bool strips_leading_space_ = false;
+  vocab::FirstToken decode_first_ = vocab::FirstToken::kAsIs;
   uint32_t unk_id_ = ~0u;
   vocab::PairTable merges_;
   std::array<uint32_t, 256> byte_ids_{};  // byte-level: id of each byte's letter;
                                           // SentencePiece: id of <0xNN>
   std::vector<uint32_t> bmp_ids_;         // SentencePiece: code point → id
   std::vector<vocab::NormalizerStep> normalizer_;
-  std::vector<PreStep> pre_;
+  vocab::PreTokenizer pre_;
   vocab::AddedTokenMatcher raw_added_;         // matched on the raw text
   vocab::AddedTokenMatcher normalized_added_;  // matched after normalization
-  std::string unsupported_;                    // non-empty: encode() refuses with this
 };
 
 }  // namespace nextok

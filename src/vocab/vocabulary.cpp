@@ -50,7 +50,8 @@ int byte_fallback_value(std::string_view t) noexcept {
 }
 
 // The bytes a decoder produces for one token spelling.
-void decode_spelling(Spelling spelling, std::string_view text, std::string& out) {
+void decode_spelling(Spelling spelling, bool byte_fallback, std::string_view text,
+                     std::string& out) {
   if (spelling == Spelling::kRaw) {
     out.append(text);
     return;
@@ -61,7 +62,7 @@ void decode_spelling(Spelling spelling, std::string_view text, std::string& out)
     if (!vocab::from_byte_level(text, out)) out.append(text);
     return;
   }
-  if (const int b = byte_fallback_value(text); b >= 0) {
+  if (const int b = byte_fallback ? byte_fallback_value(text) : -1; b >= 0) {
     out.push_back(static_cast<char>(b));
     return;
   }
@@ -103,7 +104,8 @@ std::shared_ptr<Vocabulary> VocabularyBuilder::build(const vocab::TokenizerSpec&
            std::string(spelling[id]) + "\" and \"" + std::string(text) + "\")");
     }
     spelling[id] = text;
-    kinds[id] = spec.spelling == Spelling::kSentencePiece && byte_fallback_value(text) >= 0
+    kinds[id] = spec.spelling == Spelling::kSentencePiece && spec.decode_byte_fallback &&
+                        byte_fallback_value(text) >= 0
                     ? TokenKind::kByte
                     : TokenKind::kNormal;
   }
@@ -168,7 +170,30 @@ std::shared_ptr<Vocabulary> VocabularyBuilder::build(const vocab::TokenizerSpec&
     v->text_offsets_[id] = static_cast<uint32_t>(v->text_arena_.size());
     v->text_arena_.append(spelling[id]);
     if (v->kinds_[id] != TokenKind::kAbsent)
-      decode_spelling(spec.spelling, spelling[id], v->arena_);
+      decode_spelling(spec.spelling, spec.decode_byte_fallback, spelling[id], v->arena_);
+  }
+  // A normalized added token decodes from its normalized form (HF's
+  // id_to_token), while its text stays the content that finds it.
+  bool renormalized = false;
+  for (const auto& a : spec.added) renormalized |= !a.spelling.empty();
+  if (renormalized) {
+    v->offsets_[size] = static_cast<uint32_t>(v->arena_.size());
+    std::vector<std::string_view> decoded(size);
+    for (size_t id = 0; id < size; ++id) decoded[id] = v->bytes(static_cast<uint32_t>(id));
+    std::vector<std::string> owned;
+    owned.reserve(spec.added.size());
+    for (const auto& a : spec.added) {
+      if (a.spelling.empty()) continue;
+      decode_spelling(spec.spelling, spec.decode_byte_fallback, a.spelling, owned.emplace_back());
+      decoded[a.id] = owned.back();
+    }
+    std::string arena;
+    for (size_t id = 0; id < size; ++id) {
+      v->offsets_[id] = static_cast<uint32_t>(arena.size());
+      arena.append(decoded[id]);
+    }
+    v->offsets_[size] = static_cast<uint32_t>(arena.size());
+    v->arena_ = std::move(arena);
   }
   v->offsets_[size] = static_cast<uint32_t>(v->arena_.size());
   v->text_offsets_[size] = static_cast<uint32_t>(v->text_arena_.size());
