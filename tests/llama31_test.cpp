@@ -378,7 +378,7 @@ TEST(Llama31Server, ReadsABareCallOrText) {
   auto p = parse_tool_output("\n {\"name\": \"f\", \"parameters\": {\"a\": [1, \"}\"]}} \n", L);
   ASSERT_EQ(p.calls.size(), 1u);
   EXPECT_EQ(p.calls[0].name, "f");
-  EXPECT_EQ(p.calls[0].arguments, R"({"a":[1,"}"]})");
+  EXPECT_EQ(p.calls[0].arguments, R"({"a": [1, "}"]})");
   EXPECT_FALSE(p.content.has_value());
   p = parse_tool_output("<|python_tag|>{\"name\": \"g\", \"arguments\": {}}", L);
   ASSERT_EQ(p.calls.size(), 1u);

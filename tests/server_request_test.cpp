@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/api_error.hpp"
+#include "server/call_scanner.hpp"
 #include "server/request.hpp"
 
 namespace nextok::server {
@@ -254,7 +255,7 @@ TEST(ServerTools, OutputSplitsIntoTextAndCalls) {
       "</tool_call>\n<tool_call>{\"arguments\": {}, \"name\": \"g\"}</tool_call>");
   ASSERT_EQ(p.calls.size(), 2u);
   EXPECT_EQ(p.calls[0].name, "f");
-  EXPECT_EQ(p.calls[0].arguments, R"({"a":[1,"<x>"]})");
+  EXPECT_EQ(p.calls[0].arguments, R"({"a": [1, "<x>"]})");
   EXPECT_EQ(p.calls[1].name, "g");
   EXPECT_EQ(p.content, "Let me check.");
   p = parse_tool_output("\n\n<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>");
@@ -273,4 +274,40 @@ TEST(ServerTools, PythonJsonSpelling) {
       R"({"z": 1, "a": [1.5, 2.0, 1e20, true, null], "s": "é\n\"\u0001"})");
   EXPECT_EQ(python_json(v),
             "{\"z\": 1, \"a\": [1.5, 2.0, 1e+20, true, null], \"s\": \"é\\n\\\"\\u0001\"}");
+}
+
+// The scanner read one byte at a time finds what it finds on the whole
+// text, and never reports arguments it has not seen.
+TEST(ServerTools, CallScannerStreamsTheArgumentsItWillReturn) {
+  using nextok::server::CallScanner;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"( {"name": "f", "arguments": {"a": [1, "}\"{"], "b": {}}} )",
+       R"({"a": [1, "}\"{"], "b": {}})"},
+      {R"({"arguments":"x\\y", "name":"g"})", R"("x\\y")"},
+      {R"({"name":"h","arguments":12.5e3})", "12.5e3"},
+      {R"({"name": "k", "arguments": [] , "extra": {"arguments": 1}})", "[]"},
+  };
+  for (const auto& [text, args] : cases) {
+    CallScanner whole(0, "arguments");
+    whole.advance(text);
+    ASSERT_TRUE(whole.done()) << text;
+    ASSERT_NE(whole.args_end(), CallScanner::kOpen) << text;
+    EXPECT_EQ(text.substr(whole.args_begin(), whole.args_end() - whole.args_begin()), args);
+    EXPECT_EQ(nextok::server::raw_member(text, "arguments"), args);
+    CallScanner inc(0, "arguments");
+    for (size_t n = 1; n <= text.size(); ++n) {
+      inc.advance(std::string_view(text).substr(0, n));
+      ASSERT_FALSE(inc.failed()) << text << " at " << n;
+      if (inc.args_begin() != CallScanner::kOpen) {
+        const size_t upto = inc.args_end() != CallScanner::kOpen ? inc.args_end() : inc.end();
+        EXPECT_TRUE(args.starts_with(text.substr(inc.args_begin(), upto - inc.args_begin())))
+            << text << " at " << n;
+      }
+    }
+    EXPECT_TRUE(inc.done());
+    EXPECT_EQ(inc.name(), whole.name());
+  }
+  CallScanner bad(0, "arguments");
+  bad.advance("[1]");
+  EXPECT_TRUE(bad.failed());
 }

@@ -1,5 +1,7 @@
 #include "tools.hpp"
 
+#include "call_scanner.hpp"
+
 #include <atomic>
 #include <cstdio>
 #include <random>
@@ -190,6 +192,20 @@ bool ToolRequest::strict() const noexcept {
   return false;
 }
 
+std::size_t call_start(std::string_view text, ToolFormat format) {
+  if (format == ToolFormat::kHermes) {
+    const std::size_t tag = text.find(kToolCallBegin);
+    return tag == std::string_view::npos ? tag : tag + kToolCallBegin.size();
+  }
+  constexpr std::string_view kSpace = " \t\r\n";
+  std::size_t at = std::min(text.find_first_not_of(kSpace), text.size());
+  if (text.substr(at).starts_with(kPythonTag)) {
+    at += kPythonTag.size();
+    at = std::min(text.find_first_not_of(kSpace, at), text.size());
+  }
+  return at < text.size() && text[at] == '{' ? at : std::string_view::npos;
+}
+
 namespace {
 
 // Past leading whitespace and an optional <|python_tag|>.
@@ -212,8 +228,9 @@ ParsedOutput parse_llama_output(std::string_view text) {
       const ojson* name = call.is_object() ? field(call, "name") : nullptr;
       const ojson* args = call.is_object() ? field(call, "parameters") : nullptr;
       if (!args && call.is_object()) args = field(call, "arguments");
-      if (name && name->is_string() && args && args->is_object()) {
-        out.calls.push_back({name->get<std::string>(), args->dump()});
+      const auto raw = raw_member(s, "parameters");
+      if (name && name->is_string() && args && args->is_object() && raw) {
+        out.calls.push_back({name->get<std::string>(), std::string(*raw)});
         return out;
       }
     } catch (const ojson::exception&) {
@@ -261,8 +278,9 @@ ParsedOutput parse_tool_output(std::string_view text, ToolFormat format) {
     }
     const ojson* name = call.is_object() ? field(call, "name") : nullptr;
     const ojson* args = call.is_object() ? field(call, "arguments") : nullptr;
-    if (!name || !name->is_string() || !args) break;
-    out.calls.push_back({name->get<std::string>(), args->dump()});
+    const auto raw = raw_member(segment, "arguments");
+    if (!name || !name->is_string() || !args || !raw) break;
+    out.calls.push_back({name->get<std::string>(), std::string(*raw)});
     if (end == std::string_view::npos) break;
     at = text.find(kToolCallBegin, end + kToolCallEnd.size());
   }

@@ -59,7 +59,7 @@ std::string python_json(const nlohmann::ordered_json& v);
 
 struct ParsedCall {
   std::string name;
-  std::string arguments;  // compact JSON
+  std::string arguments;  // the model's text of the value (JSON)
 };
 
 struct ParsedOutput {
@@ -79,6 +79,11 @@ ParsedOutput parse_tool_output(std::string_view text, ToolFormat format = ToolFo
 // or a tail that could begin one; Llama 3.1: all of it once the first
 // non-whitespace byte is not `{`, none before).
 std::size_t tool_text_safe_end(std::string_view text, ToolFormat format);
+
+// Where the first call's object text begins (Hermes: just past <tool_call>;
+// Llama 3.1: the `{` past leading whitespace and <|python_tag|>), or npos
+// while the text is not a call yet.
+std::size_t call_start(std::string_view text, ToolFormat format);
 
 std::string tool_call_id();
 

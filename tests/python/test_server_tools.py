@@ -123,17 +123,27 @@ def test_stream_reassembles_to_the_same_calls(client):
         ch = chunk.choices[0]
         finish = ch.finish_reason or finish
         for d in ch.delta.tool_calls or []:
-            c = calls.setdefault(d.index, {"name": "", "arguments": "", "id": None})
+            c = calls.setdefault(d.index, {"name": "", "arguments": "", "id": None, "pieces": 0})
             if d.id:
+                # As OpenAI: the first delta of a call names it, with no arguments yet.
+                assert c["id"] is None and d.type == "function" and d.function.name
+                assert d.function.arguments == ""
                 c["id"] = d.id
+            else:
+                assert c["id"] and not (d.function and d.function.name)
             if d.function and d.function.name:
                 c["name"] += d.function.name
             if d.function and d.function.arguments:
                 c["arguments"] += d.function.arguments
+                c["pieces"] += 1
     assert finish == "tool_calls"
-    got = [(c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())]
-    assert got == [(c.function.name, json.loads(c.function.arguments)) for c in whole]
-    assert all(c["id"] for c in calls.values())
+    # The pieces add up to exactly the arguments of the same call unstreamed.
+    got = [(c["name"], c["arguments"]) for _, c in sorted(calls.items())]
+    assert got == [(c.function.name, c.function.arguments) for c in whole]
+    for _, c in sorted(calls.items()):
+        json.loads(c["arguments"])
+        # Arguments go out as the model writes them, not in one piece at the end.
+        assert c["pieces"] > 1, c
 
 
 def test_history_with_tool_results(client):
