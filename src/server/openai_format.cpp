@@ -190,20 +190,27 @@ std::optional<json> ChunkWriter::token(const JobEvent& ev) {
       // Text goes out until a call may begin; then each call as OpenAI
       // streams one: id, type and name first, then the arguments in pieces.
       text_ += ev.content;
-      if (!calls_begun_) {
+      if (!stream_.begun()) {
         const std::size_t safe = tool_text_safe_end(text_, meta_.tool_format);
         if (safe > shown_) {
           delta["content"] = text_.substr(shown_, safe - shown_);
           shown_ = safe;
         }
-        if (const std::size_t at = call_start(text_, meta_.tool_format); at != std::string::npos) {
-          calls_begun_ = true;
-          scan_.emplace(at,
-                        meta_.tool_format == ToolFormat::kLlamaJson ? "parameters" : "arguments");
+      }
+      std::vector<CallStream::Event> events;
+      stream_.feed(text_, events);
+      json calls = json::array();
+      for (auto& e : events) {
+        if (e.kind == CallStream::Event::Kind::kStart) {
+          calls_ = true;
+          calls.push_back({{"index", e.index},
+                           {"id", tool_call_id()},
+                           {"type", "function"},
+                           {"function", {{"name", std::move(e.text)}, {"arguments", ""}}}});
+        } else if (e.kind == CallStream::Event::Kind::kArguments) {
+          calls.push_back({{"index", e.index}, {"function", {{"arguments", std::move(e.text)}}}});
         }
       }
-      json calls = json::array();
-      stream_calls(calls);
       if (!calls.empty()) delta["tool_calls"] = std::move(calls);
       if (delta.empty() && !show_lp) return std::nullopt;
     } else if (!ev.content.empty()) {
@@ -223,52 +230,6 @@ std::optional<json> ChunkWriter::token(const JobEvent& ev) {
                 {"text", ev.content},
                 {"logprobs", std::move(logprobs)},
                 {"finish_reason", nullptr}});
-}
-
-void ChunkWriter::stream_calls(json& out) {
-  while (scan_) {
-    CallScanner& s = *scan_;
-    s.advance(text_);
-    if (!head_sent_ && s.name()) {
-      out.push_back({{"index", sent_calls_},
-                     {"id", tool_call_id()},
-                     {"type", "function"},
-                     {"function", {{"name", *s.name()}, {"arguments", ""}}}});
-      head_sent_ = calls_ = true;
-      args_sent_ = CallScanner::kOpen;
-    }
-    if (head_sent_ && s.args_begin() != CallScanner::kOpen) {
-      if (args_sent_ == CallScanner::kOpen) args_sent_ = s.args_begin();
-      const std::size_t upto = s.args_end() != CallScanner::kOpen ? s.args_end() : s.end();
-      if (upto > args_sent_) {
-        out.push_back({{"index", sent_calls_},
-                       {"function", {{"arguments", text_.substr(args_sent_, upto - args_sent_)}}}});
-        args_sent_ = upto;
-      }
-    }
-    if (s.failed() || (s.done() && !head_sent_)) {
-      next_from_ = s.end();
-      scan_.reset();  // not a call after all; tool_tail() decides what it was
-      return;
-    }
-    if (!s.done()) return;
-    // One call read: Hermes may go on with another.
-    ++sent_calls_;
-    head_sent_ = false;
-    next_from_ = s.end();
-    scan_.reset();
-    if (meta_.tool_format != ToolFormat::kHermes) return;
-    const std::size_t at = text_.find(kToolCallBegin, next_from_);
-    if (at != std::string::npos) scan_.emplace(at + kToolCallBegin.size(), "arguments");
-  }
-  // Between Hermes calls: look for the next tag in what arrived since.
-  if (calls_begun_ && sent_calls_ > 0 && meta_.tool_format == ToolFormat::kHermes) {
-    const std::size_t at = text_.find(kToolCallBegin, next_from_);
-    if (at != std::string::npos) {
-      scan_.emplace(at + kToolCallBegin.size(), "arguments");
-      stream_calls(out);
-    }
-  }
 }
 
 std::vector<json> ChunkWriter::tool_tail() {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "call_scanner.hpp"
+#include "call_stream.hpp"
 #include "job.hpp"
 #include "request.hpp"
 
@@ -36,7 +36,8 @@ nlohmann::json response_json(const ResponseMeta& meta, const Job& job, const Voc
 // Builds the chunks of a streamed response, in order.
 class ChunkWriter {
  public:
-  ChunkWriter(const ResponseMeta& meta, const Vocabulary& vocab) : meta_(meta), vocab_(vocab) {}
+  ChunkWriter(const ResponseMeta& meta, const Vocabulary& vocab)
+      : meta_(meta), vocab_(vocab), stream_(meta.tool_format) {}
   // The chat stream's first chunk (role); none for completions.
   std::optional<nlohmann::json> opening() const;
   // The chunk for one token, or nullopt when it carries nothing to show.
@@ -49,22 +50,13 @@ class ChunkWriter {
 
  private:
   nlohmann::json chunk(nlohmann::json choice) const;
-  // Tools: the tool_calls deltas the text so far allows (names once known,
-  // arguments as written), appended to `out`.
-  void stream_calls(nlohmann::json& out);
-
   const ResponseMeta& meta_;
   const Vocabulary& vocab_;
   std::size_t text_offset_ = 0;
   std::string text_;       // tools: the content so far
   std::size_t shown_ = 0;  // tools: bytes of text_ sent as content
   bool calls_ = false;     // tools: calls were sent
-  // Tools, once a call has begun: the call being read, where to look for
-  // the next one (Hermes), calls whose names were sent, and how far the
-  // current call's arguments went out.
-  std::optional<CallScanner> scan_;
-  bool calls_begun_ = false, head_sent_ = false;
-  std::size_t next_from_ = 0, sent_calls_ = 0, args_sent_ = 0;
+  CallStream stream_;      // tools: the calls as they are written
 };
 
 }  // namespace nextok::server

@@ -381,8 +381,10 @@ std::vector<json> ResponsesStream::token(const JobEvent& ev) {
   if (ev.content.empty()) return out;
   text_ += ev.content;
   std::size_t safe = text_.size();
-  // Text goes out until a call may begin; calls come at the end.
-  if (call_.chat.tools.active()) safe = tool_text_safe_end(text_, call_.chat.tools.format);
+  // Text goes out until a call may begin; then the calls as they are written.
+  if (call_.chat.tools.active()) {
+    safe = calls_.begun() ? shown_ : tool_text_safe_end(text_, call_.chat.tools.format);
+  }
   if (safe > shown_) {
     if (!message_open_) open_message(out);
     out.push_back(
@@ -392,14 +394,53 @@ std::vector<json> ResponsesStream::token(const JobEvent& ev) {
                                              {"delta", text_.substr(shown_, safe - shown_)}}));
     shown_ = safe;
   }
+  if (call_.chat.tools.active()) {
+    std::vector<CallStream::Event> events;
+    calls_.feed(text_, events);
+    for (auto& e : events) call_event(e, out);
+  }
   return out;
+}
+
+void ResponsesStream::call_event(CallStream::Event& e, std::vector<json>& out) {
+  using Kind = CallStream::Event::Kind;
+  if (e.kind == Kind::kStart) {
+    close_message(out);
+    open_call_index_ = next_index_++;
+    open_call_ = call_item({e.text, ""}, "in_progress");
+    out.push_back(event("response.output_item.added",
+                        {{"output_index", open_call_index_}, {"item", open_call_}}));
+  } else if (e.kind == Kind::kArguments) {
+    open_call_["arguments"] = open_call_["arguments"].get<std::string>() + e.text;
+    out.push_back(
+        event("response.function_call_arguments.delta", {{"item_id", open_call_["id"]},
+                                                         {"output_index", open_call_index_},
+                                                         {"delta", std::move(e.text)}}));
+  } else {
+    end_call("completed", out);
+  }
+}
+
+void ResponsesStream::end_call(const char* status, std::vector<json>& out) {
+  if (open_call_.is_null()) return;
+  out.push_back(
+      event("response.function_call_arguments.done", {{"item_id", open_call_["id"]},
+                                                      {"output_index", open_call_index_},
+                                                      {"arguments", open_call_["arguments"]}}));
+  open_call_["status"] = status;
+  done_items_.push_back(open_call_);
+  out.push_back(event("response.output_item.done",
+                      {{"output_index", open_call_index_}, {"item", open_call_}}));
+  open_call_ = nullptr;
 }
 
 std::vector<json> ResponsesStream::closing(const Job& job) {
   std::vector<json> out;
   close_reasoning(out);
   std::vector<ParsedCall> calls;
-  if (call_.chat.tools.active()) {
+  if (calls_.started() > 0) {
+    end_call("incomplete", out);  // a call cut by max_output_tokens
+  } else if (call_.chat.tools.active()) {
     ParsedOutput p = parse_tool_output(text_, call_.chat.tools.format);
     calls = std::move(p.calls);
     if (calls.empty() && text_.size() > shown_) {
@@ -412,7 +453,8 @@ std::vector<json> ResponsesStream::closing(const Job& job) {
       shown_ = text_.size();
     }
   }
-  if (!message_open_ && calls.empty()) open_message(out);  // a response always has a message
+  // A response always has a message or a call.
+  if (!message_open_ && calls.empty() && calls_.started() == 0) open_message(out);
   close_message(out);
   for (const ParsedCall& c : calls) {
     const int index = next_index_++;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "call_stream.hpp"
 #include "job.hpp"
 #include "request.hpp"
 
@@ -30,7 +31,8 @@ nlohmann::json response_object(const ResponsesCall& call, const Job& job);
 // The streamed events, in order; each carries its type and sequence number.
 class ResponsesStream {
  public:
-  explicit ResponsesStream(const ResponsesCall& call) : call_(call) {}
+  explicit ResponsesStream(const ResponsesCall& call)
+      : call_(call), calls_(call.chat.tools.format) {}
   std::vector<nlohmann::json> opening();
   std::vector<nlohmann::json> token(const JobEvent& event);
   std::vector<nlohmann::json> closing(const Job& job);
@@ -41,6 +43,10 @@ class ResponsesStream {
   void close_reasoning(std::vector<nlohmann::json>& out);
   void open_message(std::vector<nlohmann::json>& out);
   void close_message(std::vector<nlohmann::json>& out);
+  // A call's events as CallStream shows it: the item, its argument pieces,
+  // its end (status completed, or incomplete when the output was cut).
+  void call_event(CallStream::Event& e, std::vector<nlohmann::json>& out);
+  void end_call(const char* status, std::vector<nlohmann::json>& out);
 
   const ResponsesCall& call_;
   std::uint64_t seq_ = 0;
@@ -51,6 +57,9 @@ class ResponsesStream {
   std::string reasoning_, text_;  // all text so far
   std::size_t shown_ = 0;         // bytes of text_ sent (tools hold back a call)
   std::vector<nlohmann::json> done_items_;
+  CallStream calls_;
+  nlohmann::json open_call_;  // the call being written (null: none)
+  int open_call_index_ = -1;
 };
 
 }  // namespace nextok::server

@@ -28,7 +28,6 @@ from test_llama31_chat import VERSIONS, sdist_member  # noqa: E402
 from tool_fixtures import ASK, SCHEMAS, TOOLS  # noqa: E402
 
 
-
 @pytest.fixture(scope="module")
 def template_file(tmp_path_factory) -> pathlib.Path:
     path = tmp_path_factory.mktemp("llama31") / "llama-3.1.jinja"
@@ -53,14 +52,26 @@ def check_call(calls, names=None) -> None:
 
 def test_prompt_is_the_llama31_template(cli, client, template_file):
     from transformers.utils.chat_template_utils import render_jinja_template
-    r = client.chat.completions.create(model="default", messages=ASK, tools=TOOLS, tool_choice="none",
-                                       max_tokens=1)
+
+    r = client.chat.completions.create(
+        model="default", messages=ASK, tools=TOOLS, tool_choice="none", max_tokens=1
+    )
     counts = set()
     for bos in ("", "<|endoftext|>", "<|im_start|>"):
-        out, _ = render_jinja_template(conversations=[ASK], chat_template=template_file.read_text(),
-                                       tools=TOOLS, add_generation_prompt=True, bos_token=bos, eos_token="")
-        ids = subprocess.run([cli, "tokenize", "--tokenizer", GGUF, "--json", out[0]],
-                             capture_output=True, text=True, check=True).stdout
+        out, _ = render_jinja_template(
+            conversations=[ASK],
+            chat_template=template_file.read_text(),
+            tools=TOOLS,
+            add_generation_prompt=True,
+            bos_token=bos,
+            eos_token="",
+        )
+        ids = subprocess.run(
+            [cli, "tokenize", "--tokenizer", GGUF, "--json", out[0]],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         counts.add(len(json.loads(ids)["ids"]))
     assert r.usage.prompt_tokens in counts, (r.usage.prompt_tokens, counts)
 
@@ -69,8 +80,15 @@ def test_prompt_is_the_llama31_template(cli, client, template_file):
 @pytest.mark.parametrize("parallel", [False, True])
 def test_required_gives_one_valid_call(client, seed, parallel):
     sampled = {} if seed is None else {"temperature": 1.0, "seed": seed}
-    r = client.chat.completions.create(model="default", messages=ASK, tools=TOOLS, tool_choice="required",
-                                       parallel_tool_calls=parallel, max_tokens=200, **sampled)
+    r = client.chat.completions.create(
+        model="default",
+        messages=ASK,
+        tools=TOOLS,
+        tool_choice="required",
+        parallel_tool_calls=parallel,
+        max_tokens=200,
+        **sampled,
+    )
     choice = r.choices[0]
     assert choice.finish_reason == "tool_calls", choice
     assert choice.message.content is None
@@ -80,16 +98,29 @@ def test_required_gives_one_valid_call(client, seed, parallel):
 def test_named_choice_calls_that_function(client):
     for seed in range(3):
         r = client.chat.completions.create(
-            model="default", messages=ASK, tools=TOOLS, max_tokens=200, temperature=1.0, seed=seed,
-            tool_choice={"type": "function", "function": {"name": "get_time"}})
+            model="default",
+            messages=ASK,
+            tools=TOOLS,
+            max_tokens=200,
+            temperature=1.0,
+            seed=seed,
+            tool_choice={"type": "function", "function": {"name": "get_time"}},
+        )
         check_call(r.choices[0].message.tool_calls, names={"get_time"})
 
 
 def test_auto_gives_text_or_a_valid_call(client):
     kinds = set()
     for seed in range(6):
-        r = client.chat.completions.create(model="default", messages=ASK, tools=TOOLS, tool_choice="auto",
-                                           max_tokens=80, temperature=1.0, seed=seed)
+        r = client.chat.completions.create(
+            model="default",
+            messages=ASK,
+            tools=TOOLS,
+            tool_choice="auto",
+            max_tokens=80,
+            temperature=1.0,
+            seed=seed,
+        )
         choice = r.choices[0]
         if choice.message.tool_calls:
             kinds.add("call")
@@ -107,21 +138,40 @@ def test_auto_gives_text_or_a_valid_call(client):
 def test_auto_constrains_a_call_once_it_opens(cli, client):
     """Pushed to open with '{', an auto turn becomes a call, and the schema
     holds from there on (the bias stays on '{' all along)."""
-    brace = json.loads(subprocess.run([cli, "tokenize", "--tokenizer", GGUF, "--json", "{"],
-                                      capture_output=True, text=True, check=True).stdout)["ids"]
+    brace = json.loads(
+        subprocess.run(
+            [cli, "tokenize", "--tokenizer", GGUF, "--json", "{"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )["ids"]
     assert len(brace) == 1
     for seed in (None, 1):
         sampled = {} if seed is None else {"temperature": 1.0, "seed": seed}
-        r = client.chat.completions.create(model="default", messages=ASK, tools=TOOLS, tool_choice="auto",
-                                           max_tokens=200, logit_bias={str(brace[0]): 100}, **sampled)
+        r = client.chat.completions.create(
+            model="default",
+            messages=ASK,
+            tools=TOOLS,
+            tool_choice="auto",
+            max_tokens=200,
+            logit_bias={str(brace[0]): 100},
+            **sampled,
+        )
         choice = r.choices[0]
         assert choice.finish_reason == "tool_calls", choice
         check_call(choice.message.tool_calls)
 
 
 def test_stream_reassembles_to_the_same_call(client):
-    args = {"model": "default", "messages": ASK, "tools": TOOLS, "tool_choice": "required",
-            "max_tokens": 200, "temperature": 0}
+    args = {
+        "model": "default",
+        "messages": ASK,
+        "tools": TOOLS,
+        "tool_choice": "required",
+        "max_tokens": 200,
+        "temperature": 0,
+    }
     whole = client.chat.completions.create(**args).choices[0].message.tool_calls
     calls: dict[int, dict] = {}
     finish = None
@@ -149,20 +199,45 @@ def test_stream_reassembles_to_the_same_call(client):
 
 
 def test_history_with_a_call_and_its_result(client):
-    first = client.chat.completions.create(model="default", messages=ASK, tools=TOOLS, tool_choice="required",
-                                           max_tokens=200, temperature=0)
+    first = client.chat.completions.create(
+        model="default",
+        messages=ASK,
+        tools=TOOLS,
+        tool_choice="required",
+        max_tokens=200,
+        temperature=0,
+    )
     m = first.choices[0].message
     history = ASK + [
-        {"role": "assistant", "content": None, "tool_calls": [c.model_dump() for c in m.tool_calls]},
-        {"role": "tool", "tool_call_id": m.tool_calls[0].id, "content": json.dumps({"temperature": 21})},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [c.model_dump() for c in m.tool_calls],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": m.tool_calls[0].id,
+            "content": json.dumps({"temperature": 21}),
+        },
     ]
-    r = client.chat.completions.create(model="default", messages=history, tools=TOOLS, tool_choice="auto",
-                                       max_tokens=30, temperature=0)
+    r = client.chat.completions.create(
+        model="default",
+        messages=history,
+        tools=TOOLS,
+        tool_choice="auto",
+        max_tokens=30,
+        temperature=0,
+    )
     assert r.usage.prompt_tokens > first.usage.prompt_tokens
     c = r.choices[0]
     assert c.message.tool_calls or isinstance(c.message.content, str)
-    two = history[:1] + [{"role": "assistant", "content": None,
-                          "tool_calls": [c.model_dump() for c in m.tool_calls] * 2}]
+    two = history[:1] + [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [c.model_dump() for c in m.tool_calls] * 2,
+        }
+    ]
     with pytest.raises(openai.BadRequestError) as e:
         client.chat.completions.create(model="default", messages=two, tools=TOOLS, max_tokens=5)
     assert "single tool-calls" in e.value.body["message"], e.value.body
@@ -171,8 +246,12 @@ def test_history_with_a_call_and_its_result(client):
 def test_unsupported_template_file_stops_the_server(cli, tmp_path):
     bad = tmp_path / "bad.jinja"
     bad.write_text("{{ '[INST] ' + messages[0]['content'] + ' [/INST]' }}", encoding="utf-8")
-    r = subprocess.run([cli, "serve", "--model", GGUF, "--port", "0", "--chat-template-file", str(bad)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [cli, "serve", "--model", GGUF, "--port", "0", "--chat-template-file", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode != 0
     assert "unsupported chat template" in r.stderr, r.stderr
 
@@ -181,8 +260,14 @@ def test_responses_api_function_call(client):
     """The Responses API reads the same format: one function_call item,
     streamed arguments equal to the final ones, no text streamed."""
     flat = [{"type": "function", **t["function"]} for t in TOOLS]
-    args = {"model": "default", "input": ASK, "tools": flat, "tool_choice": "required",
-            "max_output_tokens": 200, "temperature": 0}
+    args = {
+        "model": "default",
+        "input": ASK,
+        "tools": flat,
+        "tool_choice": "required",
+        "max_output_tokens": 200,
+        "temperature": 0,
+    }
     r = client.responses.create(**args)
     calls = [o for o in r.output if o.type == "function_call"]
     assert len(calls) == 1 and not [o for o in r.output if o.type == "message"], r.output

@@ -143,12 +143,22 @@ def test_stream_function_call(client):
         "max_output_tokens": 200,
         "temperature": 0,
     }
+    whole = client.responses.create(**args)
     events = list(client.responses.create(stream=True, **args))
     done = [e.arguments for e in events if e.type == "response.function_call_arguments.done"]
-    deltas = "".join(e.delta for e in events if e.type == "response.function_call_arguments.delta")
-    assert len(done) == 1 and deltas == done[0]
+    pieces = [e.delta for e in events if e.type == "response.function_call_arguments.delta"]
+    assert len(done) == 1 and "".join(pieces) == done[0]
+    # The arguments go out as they are written, after the item that names the call.
+    assert len(pieces) > 1, pieces
+    types = [e.type for e in events]
+    assert types.index("response.output_item.added") < types.index(
+        "response.function_call_arguments.delta"
+    )
     final = [o for o in events[-1].response.output if o.type == "function_call"]
     assert final[0].arguments == done[0]
+    assert [(o.name, o.arguments) for o in whole.output if o.type == "function_call"] == [
+        (final[0].name, done[0])
+    ]
 
 
 @pytest.mark.parametrize(
