@@ -243,7 +243,7 @@ void set_logprobs_one_read(bool on) noexcept {
 }
 
 namespace {
-int g_logprobs_blocks_per_sm = 4;
+int g_logprobs_blocks_per_sm = 2;
 }  // namespace
 
 void set_logprobs_blocks_per_sm(int n) noexcept {
@@ -251,7 +251,7 @@ void set_logprobs_blocks_per_sm(int n) noexcept {
 }
 
 int logprobs_splits(std::int64_t rows, std::int64_t vocab) noexcept {
-  // About four blocks per SM in all (set_logprobs_blocks_per_sm), each at
+  // About two blocks per SM in all (set_logprobs_blocks_per_sm), each at
   // least one step of its loop (4,096 ids at f32), and at most 64 parts to
   // fold per row.
   constexpr std::int64_t kMinIds = std::int64_t{dev::kLpThreads} * dev::kLpGroups * 4;
