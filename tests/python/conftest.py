@@ -35,3 +35,14 @@ def missing_fixture(what: str) -> None:
     if os.environ.get("NEXTOK_REQUIRE_FIXTURES", "0") not in ("", "0"):
         pytest.fail(f"missing fixture: {what}")
     pytest.skip(f"missing fixture: {what}")
+
+
+def byte_level_inverse():
+    """The GPT-2 byte-level alphabet, inverted: char -> byte."""
+    keep = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    fwd, n = {b: b for b in keep}, 0
+    for b in range(256):
+        if b not in fwd:
+            fwd[b] = 256 + n
+            n += 1
+    return {chr(c): b for b, c in fwd.items()}

@@ -152,3 +152,37 @@ def differential_run(cli: str, docs: list[dict[str, Any]]) -> tuple[list[Any], d
     }
     print(json.dumps(summary))
     return bad, summary
+
+
+def json_generate(
+    cli: str,
+    schemas: list[Any],
+    tmp: pathlib.Path,
+    *,
+    count: int,
+    seed: int,
+    max_tokens: int,
+    close_p: float | None = None,
+) -> list[dict[str, Any]]:
+    """`nextok json-generate` over schemas (random logits, Llama-3.1): one
+    row per walk, {"schema": index, "complete", "text", "dead_end"?}."""
+    path = tmp / "schemas.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in schemas))
+    args = [
+        cli,
+        "json-generate",
+        "--tokenizer",
+        str(TOKENIZERS / "llama3.1"),
+        "--schemas-jsonl",
+        str(path),
+        "--count",
+        str(count),
+        "--seed",
+        str(seed),
+        "--max-tokens",
+        str(max_tokens),
+    ]
+    if close_p is not None:
+        args += ["--close-p", str(close_p)]
+    r = subprocess.run(args, capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in r.stdout.split("\n") if line]

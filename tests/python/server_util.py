@@ -63,3 +63,28 @@ def chat_ttft(client) -> float:
         if chunk.choices and chunk.choices[0].delta.content:
             return time.time() - t0
     raise AssertionError("no content token")
+
+
+def stream_calls(chunks):
+    """Reassembles a streamed chat completion's tool calls, checking that
+    each call opens as OpenAI's do (one delta with id, type and name, empty
+    arguments) and that later deltas only add arguments. Returns (calls by
+    index as {name, arguments, id, pieces}, streamed content, finish)."""
+    calls, content, finish = {}, "", None
+    for chunk in chunks:
+        if not chunk.choices:
+            continue
+        ch = chunk.choices[0]
+        finish = ch.finish_reason or finish
+        content += ch.delta.content or ""
+        for d in ch.delta.tool_calls or []:
+            c = calls.setdefault(d.index, {"name": "", "arguments": "", "id": None, "pieces": 0})
+            if d.id:
+                assert c["id"] is None and d.type == "function" and d.function.name
+                assert d.function.arguments == ""
+                c["id"], c["name"] = d.id, d.function.name
+            else:
+                assert c["id"] and not (d.function and d.function.name)
+                c["arguments"] += d.function.arguments or ""
+                c["pieces"] += 1
+    return calls, content, finish

@@ -17,11 +17,10 @@ import decimal
 import json
 import os
 import random
-import subprocess
 from typing import Any
 
 import jsonschema
-from schema_fuzz import differential_run, value, with_verdicts
+from schema_fuzz import differential_run, json_generate, value, with_verdicts
 
 KEYS = ["a", "b", "c", "x_1", "ab"]
 
@@ -182,29 +181,7 @@ def test_walks_under_negations_end_valid_and_never_stall(cli: str, tmp_path: Any
     (a dead end), and every finished output validates with jsonschema."""
     rng = random.Random(int(os.environ.get("NEXTOK_WALK_SEED", "9")))
     docs = [document(rng) for _ in range(int(os.environ.get("NEXTOK_WALK_DOCS", "1000")))]
-    path = tmp_path / "schemas.jsonl"
-    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
-    tokenizers = os.environ.get("NEXTOK_TOKENIZERS", "build/dev/tokenizers")
-    r = subprocess.run(
-        [
-            cli,
-            "json-generate",
-            "--tokenizer",
-            f"{tokenizers}/llama3.1",
-            "--schemas-jsonl",
-            str(path),
-            "--count",
-            "4",
-            "--seed",
-            "5",
-            "--max-tokens",
-            "96",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    lines = [json.loads(line) for line in r.stdout.split("\n") if line]
+    lines = json_generate(cli, docs, tmp_path, count=4, seed=5, max_tokens=96)
     bad, complete, inexact = [], 0, 0
     for line in lines:
         if "error" in line:

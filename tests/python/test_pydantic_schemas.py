@@ -20,7 +20,6 @@ import enum
 import json
 import os
 import random
-import subprocess
 import uuid
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -28,7 +27,7 @@ import jsonschema
 import pydantic
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, create_model
-from schema_fuzz import run_maskbench
+from schema_fuzz import json_generate, run_maskbench
 
 SEED = int(os.environ.get("NEXTOK_PYDANTIC_SEED", "1"))
 MODELS = int(os.environ.get("NEXTOK_PYDANTIC_MODELS", "120"))
@@ -274,31 +273,9 @@ def test_pydantic_schemas_compile_and_judge_values_exactly(cli: str, docs: Any) 
 
 
 def test_walks_end_in_values_pydantic_accepts(cli: str, docs: Any, tmp_path: Any) -> None:
-    path = tmp_path / "schemas.jsonl"
-    path.write_text("".join(json.dumps(d["schema"]) + "\n" for _, d in docs))
-    tokenizers = os.environ.get("NEXTOK_TOKENIZERS", "build/dev/tokenizers")
-    r = subprocess.run(
-        [
-            cli,
-            "json-generate",
-            "--tokenizer",
-            f"{tokenizers}/llama3.1",
-            "--schemas-jsonl",
-            str(path),
-            "--count",
-            "4",
-            "--seed",
-            "3",
-            "--max-tokens",
-            "300",
-            "--close-p",
-            "0.5",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
+    lines = json_generate(
+        cli, [d["schema"] for _, d in docs], tmp_path, count=4, seed=3, max_tokens=300, close_p=0.5
     )
-    lines = [json.loads(line) for line in r.stdout.split("\n") if line]
     bad, complete = [], 0
     for line in lines:
         assert "error" not in line, line

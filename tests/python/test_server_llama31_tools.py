@@ -23,7 +23,7 @@ import openai
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from server_util import GGUF, Server  # noqa: E402
+from server_util import GGUF, Server, stream_calls  # noqa: E402
 from test_llama31_chat import VERSIONS, sdist_member  # noqa: E402
 from tool_fixtures import ASK, SCHEMAS, TOOLS  # noqa: E402
 
@@ -173,23 +173,7 @@ def test_stream_reassembles_to_the_same_call(client):
         "temperature": 0,
     }
     whole = client.chat.completions.create(**args).choices[0].message.tool_calls
-    calls: dict[int, dict] = {}
-    finish = None
-    content = ""
-    for chunk in client.chat.completions.create(stream=True, **args):
-        if not chunk.choices:
-            continue
-        ch = chunk.choices[0]
-        finish = ch.finish_reason or finish
-        content += ch.delta.content or ""
-        for d in ch.delta.tool_calls or []:
-            c = calls.setdefault(d.index, {"name": "", "arguments": "", "id": None, "pieces": 0})
-            c["id"] = d.id or c["id"]
-            if d.function and d.function.name:
-                c["name"] += d.function.name
-            if d.function and d.function.arguments:
-                c["arguments"] += d.function.arguments
-                c["pieces"] += 1
+    calls, content, finish = stream_calls(client.chat.completions.create(stream=True, **args))
     assert finish == "tool_calls"
     assert content == ""  # the call's JSON is never streamed as text
     # The pieces add up to exactly the unstreamed arguments, sent as written.

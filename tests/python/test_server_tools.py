@@ -10,7 +10,7 @@ import json
 import jsonschema
 import openai
 import pytest
-from server_util import Server
+from server_util import Server, stream_calls
 
 from tool_fixtures import ASK, SCHEMAS, TOOLS, WEATHER
 
@@ -115,27 +115,7 @@ def test_stream_reassembles_to_the_same_calls(client):
         "temperature": 0,
     }
     whole = client.chat.completions.create(**args).choices[0].message.tool_calls
-    calls: dict[int, dict] = {}
-    finish = None
-    for chunk in client.chat.completions.create(stream=True, **args):
-        if not chunk.choices:
-            continue
-        ch = chunk.choices[0]
-        finish = ch.finish_reason or finish
-        for d in ch.delta.tool_calls or []:
-            c = calls.setdefault(d.index, {"name": "", "arguments": "", "id": None, "pieces": 0})
-            if d.id:
-                # As OpenAI: the first delta of a call names it, with no arguments yet.
-                assert c["id"] is None and d.type == "function" and d.function.name
-                assert d.function.arguments == ""
-                c["id"] = d.id
-            else:
-                assert c["id"] and not (d.function and d.function.name)
-            if d.function and d.function.name:
-                c["name"] += d.function.name
-            if d.function and d.function.arguments:
-                c["arguments"] += d.function.arguments
-                c["pieces"] += 1
+    calls, _, finish = stream_calls(client.chat.completions.create(stream=True, **args))
     assert finish == "tool_calls"
     # The pieces add up to exactly the arguments of the same call unstreamed.
     got = [(c["name"], c["arguments"]) for _, c in sorted(calls.items())]

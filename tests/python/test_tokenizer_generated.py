@@ -27,8 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-tokenizers = pytest.importorskip("tokenizers")
+import tokenizers
+from conftest import byte_level_inverse
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, trainers
 from tokenizers import pre_tokenizers as pt
 
@@ -256,13 +256,7 @@ def decoder_types(t: Tokenizer) -> list[str]:
 
 def reference_bytes(t: Tokenizer, byte_level_spelling: bool) -> dict[int, bytes]:
     """id -> the bytes HF's spelling stands for, from the vocabulary alone."""
-    keep = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    fwd, n = {b: b for b in keep}, 0
-    for b in range(256):
-        if b not in fwd:
-            fwd[b] = 256 + n
-            n += 1
-    inv = {chr(c): b for b, c in fwd.items()}
+    inv = byte_level_inverse()
     added = t.get_added_tokens_decoder()
     byte_fallback = "ByteFallback" in decoder_types(t)
     out = {}

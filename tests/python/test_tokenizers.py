@@ -27,7 +27,7 @@ import unicodedata
 
 import pytest
 
-from conftest import ROOT, run_cli, missing_fixture
+from conftest import ROOT, byte_level_inverse, run_cli, missing_fixture
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -171,17 +171,6 @@ def _summary(cli, name):
 
 # ------------------------------------------------ 1. every id's bytes, kind
 
-def _byte_level_inverse():
-    """The GPT-2 byte-level alphabet, inverted: char -> byte."""
-    keep = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    fwd, n = {b: b for b in keep}, 0
-    for b in range(256):
-        if b not in fwd:
-            fwd[b] = 256 + n
-            n += 1
-    return {chr(c): b for b, c in fwd.items()}
-
-
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
@@ -190,7 +179,7 @@ def _reference_vocab(name):
     tok = _hf(name)
     added = tok.get_added_tokens_decoder()
     size = max(tok.get_vocab_size(with_added_tokens=True), max(added) + 1 if added else 0)
-    inv = _byte_level_inverse()
+    inv = byte_level_inverse()
     ref = {}
     for i in range(size):
         if i in added:
