@@ -3,15 +3,14 @@
 
 #include "chat/formats.hpp"
 #include "nextok/error.hpp"
+#include "vocab/utf8.hpp"
 
 namespace nextok::chat_detail {
 namespace {
 
-// str.isspace() in Python 3: exactly these code points.
+// str.isspace() in Python 3: White_Space and the four separators U+1C..U+1F.
 bool is_py_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
-         c == 0x205F || c == 0x3000;
+  return vocab::is_white_space(c) || (c >= 0x1C && c <= 0x1F);
 }
 
 // Decodes the code point starting at s[i]; returns its byte length, 0 if the

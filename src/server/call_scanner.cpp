@@ -19,11 +19,26 @@ std::optional<std::string> string_value(std::string_view literal) {
 }
 }  // namespace
 
+bool CallScanner::string_closes(char c) noexcept {
+  if (escape_) {
+    escape_ = false;
+  } else if (c == '\\') {
+    escape_ = true;
+  } else if (c == '"') {
+    return true;
+  }
+  return false;
+}
+
+bool CallScanner::at_arguments() const noexcept {
+  return key_ == args_key_ || key_ == "arguments";
+}
+
 void CallScanner::finish_value(std::string_view text, std::size_t end) {
   const std::string_view raw = text.substr(value_begin_, end - value_begin_);
   if (key_ == "name") {
     if (auto s = string_value(raw)) name_ = std::move(*s);
-  } else if (key_ == args_key_ || key_ == "arguments") {
+  } else if (at_arguments()) {
     args_begin_ = value_begin_;
     args_end_ = end;
   }
@@ -49,11 +64,7 @@ void CallScanner::advance(std::string_view text) {
         }
         break;
       case State::kKeyString:
-        if (escape_) {
-          escape_ = false;
-        } else if (c == '\\') {
-          escape_ = true;
-        } else if (c == '"') {
+        if (string_closes(c)) {
           key_ = string_value(text.substr(key_begin_, pos_ + 1 - key_begin_)).value_or("");
           state_ = State::kColon;
         }
@@ -64,7 +75,7 @@ void CallScanner::advance(std::string_view text) {
       case State::kValue:
         if (space(c)) break;
         value_begin_ = pos_;
-        if (key_ == args_key_ || key_ == "arguments") args_begin_ = pos_;
+        if (at_arguments()) args_begin_ = pos_;
         escape_ = false;
         in_string_ = false;
         if (c == '"') {
@@ -77,23 +88,11 @@ void CallScanner::advance(std::string_view text) {
         }
         break;
       case State::kString:
-        if (escape_) {
-          escape_ = false;
-        } else if (c == '\\') {
-          escape_ = true;
-        } else if (c == '"') {
-          finish_value(text, pos_ + 1);
-        }
+        if (string_closes(c)) finish_value(text, pos_ + 1);
         break;
       case State::kNested:
         if (in_string_) {
-          if (escape_) {
-            escape_ = false;
-          } else if (c == '\\') {
-            escape_ = true;
-          } else if (c == '"') {
-            in_string_ = false;
-          }
+          if (string_closes(c)) in_string_ = false;
         } else if (c == '"') {
           in_string_ = true;
         } else if (c == '{' || c == '[') {

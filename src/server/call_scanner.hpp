@@ -48,6 +48,10 @@ class CallScanner {
     kFail
   };
   void finish_value(std::string_view text, std::size_t end);
+  // Inside a string: reads c (escapes included); true at the closing quote.
+  bool string_closes(char c) noexcept;
+  // The member being read holds the arguments (args_key, or "arguments").
+  bool at_arguments() const noexcept;
 
   State state_ = State::kOpen;
   std::size_t pos_;
@@ -60,8 +64,9 @@ class CallScanner {
   std::size_t args_begin_ = kOpen, args_end_ = kOpen;
 };
 
-// The raw text of the top-level member `key` of the JSON object `object`
-// (a complete, valid object), or nullopt when it has none.
+// The raw text of the arguments of the call object `object` (a complete,
+// valid object): its top-level member `key`, or "arguments"; the last one
+// written when both are. nullopt when it has neither.
 std::optional<std::string_view> raw_member(std::string_view object, std::string_view key);
 
 }  // namespace nextok::server

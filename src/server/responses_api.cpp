@@ -411,7 +411,7 @@ void ResponsesStream::call_event(CallStream::Event& e, std::vector<json>& out) {
     out.push_back(event("response.output_item.added",
                         {{"output_index", open_call_index_}, {"item", open_call_}}));
   } else if (e.kind == Kind::kArguments) {
-    open_call_["arguments"] = open_call_["arguments"].get<std::string>() + e.text;
+    open_call_["arguments"].get_ref<std::string&>() += e.text;
     out.push_back(
         event("response.function_call_arguments.delta", {{"item_id", open_call_["id"]},
                                                          {"output_index", open_call_index_},

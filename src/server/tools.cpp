@@ -192,23 +192,10 @@ bool ToolRequest::strict() const noexcept {
   return false;
 }
 
-std::size_t call_start(std::string_view text, ToolFormat format) {
-  if (format == ToolFormat::kHermes) {
-    const std::size_t tag = text.find(kToolCallBegin);
-    return tag == std::string_view::npos ? tag : tag + kToolCallBegin.size();
-  }
-  constexpr std::string_view kSpace = " \t\r\n";
-  std::size_t at = std::min(text.find_first_not_of(kSpace), text.size());
-  if (text.substr(at).starts_with(kPythonTag)) {
-    at += kPythonTag.size();
-    at = std::min(text.find_first_not_of(kSpace, at), text.size());
-  }
-  return at < text.size() && text[at] == '{' ? at : std::string_view::npos;
-}
-
 namespace {
 
-// Past leading whitespace and an optional <|python_tag|>.
+// Past leading whitespace and an optional <|python_tag|>: where a Llama 3.1
+// call would begin.
 std::string_view llama_call_start(std::string_view text) {
   constexpr std::string_view kSpace = " \t\r\n";
   std::string_view s = text.substr(std::min(text.find_first_not_of(kSpace), text.size()));
@@ -242,6 +229,15 @@ ParsedOutput parse_llama_output(std::string_view text) {
 }
 
 }  // namespace
+
+std::size_t call_start(std::string_view text, ToolFormat format) {
+  if (format == ToolFormat::kHermes) {
+    const std::size_t tag = text.find(kToolCallBegin);
+    return tag == std::string_view::npos ? tag : tag + kToolCallBegin.size();
+  }
+  const std::string_view s = llama_call_start(text);
+  return s.starts_with('{') ? text.size() - s.size() : std::string_view::npos;
+}
 
 std::size_t tool_text_safe_end(std::string_view text, ToolFormat format) {
   if (format == ToolFormat::kLlamaJson) {

@@ -24,9 +24,8 @@ void AddedTokenMatcher::add(std::string_view content, uint32_t id, Rules rules) 
   if (build_[node].token == ~0u) {
     build_[node].token = id;
     build_[node].rules = rules;
-    // Rust regex's Unicode \w.
     if (rules.single_word && !word_) {
-      word_ = std::make_shared<Regex>(R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}])");
+      word_ = std::make_shared<Regex>("[" + std::string(kRustWordChars) + "]");
     }
   }
   if (!content.empty()) first_byte_[static_cast<unsigned char>(content[0])] = true;
@@ -82,16 +81,13 @@ bool AddedTokenMatcher::find_raw(std::string_view text, size_t from, bool allow_
 
 namespace {
 
-// Rust's char::is_whitespace (the White_Space property), on the code point
-// that starts at text[i]; sets its length.
+// Whether the code point that starts at text[i] is White_Space; sets its
+// length.
 bool white_space_at(std::string_view text, size_t i, size_t& len) {
-  const size_t n = utf8_sequence_length(text, i);
-  len = n;
   size_t k = i;
-  const uint32_t c = utf8_next(text, k);
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
-         c == 0x3000;
+  const bool ws = is_white_space(utf8_next(text, k));
+  len = k - i;
+  return ws;
 }
 
 // The start of the code point that ends at text[at - 1].

@@ -9,6 +9,7 @@
 #include "nextok/error.hpp"
 #include "vocab/json_scan.hpp"
 #include "vocab/normalize.hpp"
+#include "vocab/regex.hpp"
 #include "vocab/utf8.hpp"
 
 namespace nextok::vocab {
@@ -332,12 +333,10 @@ void Parse::pre_tokenizer(od::object obj, TokenizerSpec& spec) const {
     step.prepend = metaspace_prepend(*this, prepend_scheme, legacy_prefix_space);
     spec.pre_tokenizer.push_back(std::move(step));
   } else if (type == "Whitespace") {
-    // HF: the runs of Rust's regex `\w+|[^\w\s]+` are the pieces; \w spelled
-    // as that crate reads it.
+    // HF: the runs of Rust's regex `\w+|[^\w\s]+` are the pieces.
+    const std::string w(kRustWordChars);
     spec.pre_tokenizer.push_back({.kind = PreTokenizerStep::Kind::kSplit,
-                                  .regex =
-                                      R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}]+|)"
-                                      R"([^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}\s]+)",
+                                  .regex = "[" + w + "]+|[^" + w + R"(\s]+)",
                                   .behavior = SplitBehavior::kRemoved,
                                   .invert = true});
   } else if (type == "WhitespaceSplit" || type == "BertPreTokenizer") {

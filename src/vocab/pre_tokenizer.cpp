@@ -55,11 +55,12 @@ bool PreTokenizer::split(const Step& step, std::string_view p, Scratch& s) const
   const size_t before = s.next.size();
   bool starts = false;
   // Merged spans are built in `out` and emitted when complete.
-  std::vector<std::pair<size_t, size_t>> out;
+  auto& out = s.merged;
+  out.clear();
   const size_t n = s.spans.size();
   switch (step.spec.behavior) {
     case SplitBehavior::kIsolated:
-      out = s.spans;
+      out.assign(s.spans.begin(), s.spans.end());
       break;
     case SplitBehavior::kRemoved:
       for (size_t k = 0; k < n; ++k) {

@@ -25,7 +25,7 @@ class PreTokenizer {
   struct Scratch {
     std::vector<std::string_view> pieces, next;
     std::deque<std::string> owned;  // pieces that are not views of the text
-    std::vector<std::pair<size_t, size_t>> spans;
+    std::vector<std::pair<size_t, size_t>> spans, merged;
     std::vector<uint8_t> matched;
   };
   // Splits `text` into s.pieces (views into text or s.owned; s.owned is the

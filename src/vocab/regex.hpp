@@ -10,6 +10,12 @@
 
 namespace nextok::vocab {
 
+// The characters Rust's regex crate reads as Unicode \w, as a class body
+// (no brackets): HF's Whitespace pre-tokenizer and its added tokens'
+// single_word test use that \w.
+inline constexpr std::string_view kRustWordChars =
+    R"(\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D})";
+
 class Regex {
  public:
   // Throws Error{kUnsupported} naming the pattern when PCRE2 rejects it.

@@ -26,4 +26,11 @@ void utf8_append_replacing(std::string_view s, std::string& out);
 // Decodes one code point at s[i] (s must be valid there); advances i.
 uint32_t utf8_next(std::string_view s, size_t& i) noexcept;
 
+// The Unicode White_Space property (Rust's char::is_whitespace).
+constexpr bool is_white_space(uint32_t c) noexcept {
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000;
+}
+
 }  // namespace nextok::vocab
