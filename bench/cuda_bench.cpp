@@ -186,13 +186,13 @@ int main(int argc, char** argv) {
           emit((name + "_b2b").c_str(), b2b(logprobs));
         }
         cuda::detail::set_logprobs_one_read(true);  // the default
-        for (const int bps : {1, 4, 8}) {           // blocks per SM (2 = the default)
+        for (const int bps : {1, 2, 4}) {           // blocks per SM (default: f32 1, bf16 2)
           cuda::detail::set_logprobs_blocks_per_sm(bps);
           const std::string name = "nextok_logprobs_top20_one_read_bps" + std::to_string(bps);
           emit(name.c_str(), median_us(logprobs, 10, iters));
           emit((name + "_b2b").c_str(), b2b(logprobs));
         }
-        cuda::detail::set_logprobs_blocks_per_sm(2);
+        cuda::detail::set_logprobs_blocks_per_sm(0);
         emit("nextok_masked_argmax",
              median_us([&] { ctx.argmax(v, static_cast<std::uint32_t*>(d_mask), tok, st); }, 10,
                        iters));

@@ -272,7 +272,8 @@ void Context::Impl::launch_logprobs(const LogitsView& logits, const std::uint32_
         "logprobs launch");
     return;
   }
-  const int splits = detail::logprobs_splits(logits.rows, logits.vocab);
+  const int splits =
+      detail::logprobs_splits(logits.rows, logits.vocab, logits.dtype == DType::kBF16);
   const auto rows = static_cast<std::size_t>(logits.rows);
   lp_parts.reserve(rows * static_cast<std::size_t>(splits) * detail::logprobs_part_bytes());
   lp_counters.reserve(rows, /*zero=*/true);
@@ -314,8 +315,9 @@ void Context::reserve(std::int64_t rows, std::int64_t vocab) {
   impl_->partials.reserve(n * static_cast<std::size_t>(detail::argmax_splits(1, vocab)) *
                           detail::ArgmaxPartialBytes::kSize);
   impl_->counters.reserve(n, /*zero=*/true);
-  impl_->lp_parts.reserve(n * static_cast<std::size_t>(detail::logprobs_splits(1, vocab)) *
-                          detail::logprobs_part_bytes());
+  impl_->lp_parts.reserve(
+      n * static_cast<std::size_t>(detail::logprobs_splits(1, vocab, /*bf16=*/true)) *
+      detail::logprobs_part_bytes());
   impl_->lp_counters.reserve(n, /*zero=*/true);
   impl_->params.reserve(n);
   impl_->k.reserve(n);

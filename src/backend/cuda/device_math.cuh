@@ -39,6 +39,16 @@ __device__ __forceinline__ float exp_f32(float x) {
   return (y * s1) * s2;
 }
 
+// exp(x) by the hardware's ex2.approx (about 2 ulp), for normalisers that
+// need ~1e-7 relative rather than the host's bits. NaN and x < -104 give 0,
+// as exp_f32 does.
+__device__ __forceinline__ float exp_approx(float x) {
+  if (!(x >= -104.0f)) return 0.0f;
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f));
+  return y;
+}
+
 __device__ __forceinline__ float load_elem(const float* p, std::int64_t i) {
   return p[i];
 }

@@ -243,19 +243,22 @@ void set_logprobs_one_read(bool on) noexcept {
 }
 
 namespace {
-int g_logprobs_blocks_per_sm = 2;
+// 0: each dtype's default. f32 runs best at one block per SM (its bulk
+// list insert keeps a block busy), bf16 at two (H100, docs/cuda.md).
+int g_logprobs_blocks_per_sm = 0;
 }  // namespace
 
 void set_logprobs_blocks_per_sm(int n) noexcept {
-  g_logprobs_blocks_per_sm = std::clamp(n, 1, 32);
+  g_logprobs_blocks_per_sm = n <= 0 ? 0 : std::min(n, 32);
 }
 
-int logprobs_splits(std::int64_t rows, std::int64_t vocab) noexcept {
-  // About two blocks per SM in all (set_logprobs_blocks_per_sm), each at
-  // least one step of its loop (4,096 ids at f32), and at most 64 parts to
-  // fold per row.
+int logprobs_splits(std::int64_t rows, std::int64_t vocab, bool bf16) noexcept {
+  // About one or two blocks per SM in all (set_logprobs_blocks_per_sm), each
+  // at least one step of its loop (4,096 ids at f32), and at most 64 parts
+  // to fold per row.
   constexpr std::int64_t kMinIds = std::int64_t{dev::kLpThreads} * dev::kLpGroups * 4;
-  const std::int64_t want = (g_logprobs_blocks_per_sm * sm_count() + rows - 1) / rows;
+  const int per_sm = g_logprobs_blocks_per_sm > 0 ? g_logprobs_blocks_per_sm : (bf16 ? 2 : 1);
+  const std::int64_t want = (std::int64_t{per_sm} * sm_count() + rows - 1) / rows;
   const std::int64_t most = std::max<std::int64_t>(1, (vocab + kMinIds - 1) / kMinIds);
   return static_cast<int>(std::clamp<std::int64_t>(std::min(want, most), 1, 64));
 }

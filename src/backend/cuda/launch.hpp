@@ -110,9 +110,10 @@ int launch_logprobs_cluster(const RowLayout& lay, const void* logits, bool bf16,
 
 // Blocks per row of the one-read logprobs kernel, and the scratch each one writes
 // (the partials are [rows, logprobs_splits(rows, vocab)]; logprobs_splits is
-// largest at rows = 1).
-int logprobs_splits(std::int64_t rows, std::int64_t vocab) noexcept;
-// The one-read kernel's target blocks per SM (default 4); a benchmark knob.
+// largest at rows = 1 and for bf16).
+int logprobs_splits(std::int64_t rows, std::int64_t vocab, bool bf16) noexcept;
+// The one-read kernel's target blocks per SM (0, the default: 1 for f32, 2
+// for bf16); a benchmark knob.
 void set_logprobs_blocks_per_sm(int n) noexcept;
 std::size_t logprobs_part_bytes() noexcept;
 // k [rows] in device memory; counters [rows] zero (left zero).

@@ -6,11 +6,13 @@
 // log-sum-exp, and the best 20 of the parts' lists.
 //
 // Exactness: the ids are exact (raw-value comparisons, ties to the lower
-// id, as the host). The normaliser sums the same exp_f32 terms in double,
-// each taken against its thread's max and rescaled once per rise of it:
-// relative error ~1e-7 in the sum, ~1e-7 absolute in a logprob (the tests
-// allow 1e-5).
+// id, as the host). The normaliser's terms are the hardware exp (exp_approx,
+// ~2 ulp) against the thread's max, summed in float per group of <= 8 and in
+// double across groups, rescaled once per rise of the max: relative error
+// ~3e-7 in the sum, ~3e-7 absolute in a logprob (the tests allow 1e-5).
 #pragma once
+
+#include <type_traits>
 
 #include "backend/cuda/row_groups.cuh"
 #include "nextok/config.hpp"
@@ -25,7 +27,7 @@ constexpr int kLpList = static_cast<int>(kMaxTopLogprobs);
 static_assert(kLpList <= 32, "a list entry per lane");
 
 struct LogprobsPart {
-  double sum;  // of exp_f32(x - max) over the part's ids
+  double sum;  // of exp(x - max) over the part's ids
   float max;   // of the part's non-NaN values (-inf: none above -inf)
   std::int32_t nan;
   float v[kLpList];
@@ -82,9 +84,53 @@ struct WarpList {
       ti = __shfl_sync(0xffffffffU, id, kLpList - 1);
     }
   }
-  __device__ __forceinline__ void offer(float x, std::int32_t i, int lane) {
-    insert(__ballot_sync(0xffffffffU, passes(x, i)), x, i, lane);
+  // Sorts the warp's (x, i) best first, merges them with the list and keeps
+  // the best 32 (lanes past kLpList hold the overflow, never read): about 20
+  // shuffle rounds whatever the count, where insert pays ~7 per entry. The
+  // list's first fill and a sorted run offer most lanes at once.
+  __device__ __forceinline__ void insert_all(float x, std::int32_t i, int lane) {
+#pragma unroll
+    for (int k = 2; k <= 32; k <<= 1) {
+#pragma unroll
+      for (int j = k >> 1; j > 0; j >>= 1) exchange(x, i, lane, j, (lane & k) == 0);
+    }
+    // Two sequences sorted best first: the better of L[lane] and N[31 - lane]
+    // are the best 32 of both, in bitonic order.
+    const float rv = __shfl_sync(0xffffffffU, x, 31 - lane);
+    const std::int32_t ri = __shfl_sync(0xffffffffU, i, 31 - lane);
+    if (ranks_before(rv, ri, v, id)) {
+      v = rv;
+      id = ri;
+    }
+#pragma unroll
+    for (int j = 16; j > 0; j >>= 1) exchange(v, id, lane, j, true);
+    tv = __shfl_sync(0xffffffffU, v, kLpList - 1);
+    ti = __shfl_sync(0xffffffffU, id, kLpList - 1);
   }
+  // One bitonic step: lanes lane and lane ^ j compare; in a segment sorted
+  // best first (`best_first`) the lower lane keeps the better entry.
+  __device__ __forceinline__ static void exchange(float& xv, std::int32_t& xi, int lane, int j,
+                                                  bool best_first) {
+    const float ov = __shfl_xor_sync(0xffffffffU, xv, j);
+    const std::int32_t oi = __shfl_xor_sync(0xffffffffU, xi, j);
+    const bool keep_better = ((lane & j) == 0) == best_first;
+    const bool take = keep_better ? ranks_before(ov, oi, xv, xi) : ranks_before(xv, xi, ov, oi);
+    if (take) {
+      xv = ov;
+      xi = oi;
+    }
+  }
+  template <bool kBulk = false>
+  __device__ __forceinline__ void offer(float x, std::int32_t i, int lane) {
+    const bool p = passes(x, i);
+    const unsigned want = __ballot_sync(0xffffffffU, p);
+    if (kBulk && __popc(want) > kBulkInsert) {
+      insert_all(p ? x : kNegInf, p ? i : INT32_MAX, lane);
+    } else {
+      insert(want, x, i, lane);
+    }
+  }
+  static constexpr int kBulkInsert = 3;
 };
 
 // Folds the block's warp lists into warp 0's (every thread calls it).
@@ -171,12 +217,30 @@ __global__ void __launch_bounds__(kLpThreads) logprobs_kernel(LogprobsArgs a) {
           if (m > kNegInf) s *= exp(static_cast<double>(m) - static_cast<double>(gm));
           m = gm;
         }
+        // The group's terms summed in float (each <= 1, at most 8 of them),
+        // then one double add: the chain of double adds was the loop's
+        // latency.
+        constexpr bool kF32 = std::is_same_v<T, float>;
+        if constexpr (kF32) {
+          float e[W];
 #pragma unroll
-        for (int j = 0; j < W; ++j) s += static_cast<double>(exp_f32(v[j] - m));
+          for (int j = 0; j < W; ++j) e[j] = exp_approx(v[j] - m);
+#pragma unroll
+          for (int w = 1; w < W; w *= 2) {
+#pragma unroll
+            for (int j = 0; j + w < W; j += 2 * w) e[j] += e[j + w];
+          }
+          s += static_cast<double>(e[0]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < W; ++j) s += static_cast<double>(exp_f32(v[j] - m));
+        }
         // Most groups cannot reach the list: one vote skips them.
         if (__ballot_sync(0xffffffffU, gm > kNegInf && gm >= wl.tv) == 0U) return;
 #pragma unroll
-        for (int j = 0; j < W; ++j) wl.offer(v[j], static_cast<std::int32_t>(i0 + j), lane);
+        for (int j = 0; j < W; ++j) {
+          wl.template offer<std::is_same_v<T, float>>(v[j], static_cast<std::int32_t>(i0 + j), lane);
+        }
       });
   const int any_nan = __syncthreads_or(nan ? 1 : 0);
   float bm = kNegInf;
