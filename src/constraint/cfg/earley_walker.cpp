@@ -1,7 +1,10 @@
 #include "constraint/cfg/earley_walker.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
+
+#include "nextok/error.hpp"
 
 namespace nextok::constraint::cfg {
 
@@ -9,236 +12,351 @@ namespace {
 bool inside(const TokenTrie::Bytes& a, const ByteSet& b) {
   return ((a[0] & ~b.w[0]) | (a[1] & ~b.w[1]) | (a[2] & ~b.w[2]) | (a[3] & ~b.w[3])) == 0;
 }
+uint32_t pos_of(uint64_t item) {
+  return static_cast<uint32_t>(item >> 32);
+}
+uint64_t code_of(uint64_t item) {
+  return item & 0xFFFFFFFFu;
+}
+void set_bits(std::span<const uint32_t> ids, std::span<uint32_t> mask) {
+  uint32_t* m = mask.data();
+  const uint32_t* p = ids.data();
+  const size_t n = ids.size();
+  size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t a = p[k], b = p[k + 1], c = p[k + 2], d = p[k + 3];
+    m[a >> 5] |= 1u << (a & 31);
+    m[b >> 5] |= 1u << (b & 31);
+    m[c >> 5] |= 1u << (c & 31);
+    m[d >> 5] |= 1u << (d & 31);
+  }
+  for (; k < n; ++k) m[p[k] >> 5] |= 1u << (p[k] & 31);
+}
+ByteSet next_bytes(const EarleyTables& t, const std::vector<uint64_t>& items) {
+  ByteSet out;
+  for (const uint64_t it : items) {
+    const Symbol s = t.syms[pos_of(it)];
+    if (s < 0 && s != EarleyTables::kEnd) {
+      const ByteSet& b = t.terminals[terminal_id(s)];
+      for (size_t w = 0; w < 4; ++w) out.w[w] |= b.w[w];
+    }
+  }
+  return out;
+}
 }  // namespace
 
-// The set at `depth` (chart index base_ + depth) by content: its items,
-// each origin replaced by the name of the set it points to (or "this
-// set"): inside the walk the walk's own names, before it the chart's
-// lasting names. What a set does next depends only on its items and,
-// through completions, on the content of their origin sets, so equal names
-// behave alike wherever their sets lie: a lexeme that began inside the walk
-// keeps one name per state however deep it runs, and the table holds from
-// one mask to the next. An origin set without a lasting name is coded by
-// its position, and the table is dropped after that mask.
-int32_t EarleyWalker::name_set(size_t depth) {
-  const Chart& c = *chart_;
-  const size_t ci = base_ + depth;
-  items_.clear();
-  for (const Item& it : c.set(ci)) {
-    // A completed item has done its work (close() ran its completions) and
-    // no later step reads it: leaving it out lets repeated sets meet.
-    if (syms_[it.pos] == EarleyTables::kEnd) continue;
-    uint64_t origin;
-    if (it.origin < base_) {
-      const int32_t lasting = lasting_[it.origin];
-      if (lasting >= 0) {
-        origin = static_cast<uint64_t>(lasting);
-      } else {
-        origin = kAbsolute | it.origin;
-        positional_ = true;
-      }
-    } else {
-      const size_t rel = ci - it.origin;
-      if (rel == 0) {
-        origin = kSelf;
-      } else {
-        const int32_t ref = ids_[depth - rel];
-        if (ref < 0) return kNoName;  // points to a nameless set
-        origin = kRef | static_cast<uint64_t>(ref);
-      }
-    }
-    items_.push_back((uint64_t{it.pos} << 32) | origin);
-  }
-  set_key(items_, c.accepting[ci] != 0, key_);
-  if (auto it = names_.find(key_); it != names_.end()) return it->second;
-  if (names_.size() >= max_states_ || table_.size() + classes_ > kMaxEntries) return kNoName;
-  const auto id = static_cast<int32_t>(names_.size());
-  names_.emplace(key_, id);
+void EarleyWalker::clear_tables() {
+  states_.clear();
+  state_ids_.clear();
+  table_.clear();
+  loops_.clear();
+  looping_.clear();
+  proj_content_.clear();
+  proj_ids_.clear();
+  sub_projs_.clear();
+  lasting_codes_.clear();
+  local_codes_.clear();
+}
+
+int32_t EarleyWalker::intern() {
+  key_.assign(reinterpret_cast<const char*>(items_.data()), items_.size() * sizeof(uint64_t));
+  if (auto it = state_ids_.find(key_); it != state_ids_.end()) return it->second;
+  if (states_.size() >= max_states_ || table_.size() + classes_ > kMaxEntries) return kNoName;
+  const auto id = static_cast<int32_t>(states_.size());
+  state_ids_.emplace(key_, id);
   table_.resize(table_.size() + classes_, kUnknown);
-  next_.push_back({});
-  loops_.push_back({});
-  closed_.push_back(-1);
+  loops_.emplace_back();
+  looping_.push_back(0);
+  State& s = states_.emplace_back();
+  s.items = items_;
+  s.next = next_bytes(*t_, s.items);
   return id;
 }
 
-// Makes the chart hold the current path's sets down to `depth`.
-bool EarleyWalker::materialize(Earley& earley, Chart& chart, size_t depth) {
-  for (size_t d = chart.sets() - base_; d <= depth; ++d) {
-    if (!earley.step(chart, path_[d])) return false;
-  }
-  return true;
+uint64_t EarleyWalker::project(const std::vector<uint64_t>& items, uint32_t a) {
+  project_items(*t_, items, a, todo_, scratch_);
+  return intern_projection(scratch_);
 }
 
-// Whether every token below trie node i (state s, the set at `depth`)
-// fits: every byte below reads back into s, or the subtree is well-formed
-// UTF-8 from a character boundary, its ASCII bytes read back into s and s
-// reads every longer character back into itself.
-bool EarleyWalker::fits_below(Earley& earley, size_t depth, int32_t s,
-                              const TokenTrie::Bytes& below, uint8_t utf8, size_t subtree_nodes) {
+uint64_t EarleyWalker::intern_projection(const std::vector<uint64_t>& items) {
+  key_.assign(reinterpret_cast<const char*>(items.data()), items.size() * sizeof(uint64_t));
+  const auto [it, fresh] = proj_ids_.try_emplace(key_, static_cast<uint32_t>(proj_content_.size()));
+  if (fresh) proj_content_.push_back(items);
+  return kRef | it->second;
+}
+
+uint64_t EarleyWalker::state_projection(int32_t s, size_t depth, uint32_t a) {
+  if (s < 0) return project(depth_items_[depth], a);
+  for (const auto& [x, code] : states_[static_cast<size_t>(s)].projs) {
+    if (x == a) return code;
+  }
+  const uint64_t code = project(states_[static_cast<size_t>(s)].items, a);
+  states_[static_cast<size_t>(s)].projs.emplace_back(a, code);
+  return code;
+}
+
+// The walker's code for a lasting projection name (ChartNames): its items,
+// their own lasting codes translated first, numbered as the walk numbers
+// projections. So the next mask's root, named by the chart, holds the codes
+// this walk gave the same projections, and meets the states it reached.
+// Iterative: a chain of projections is as deep as the input's nesting.
+uint64_t EarleyWalker::translate(uint64_t lasting) {
+  auto& cache = static_cast<int32_t>(lasting) >= kLocalNames ? local_codes_ : lasting_codes_;
+  if (auto it = cache.find(lasting); it != cache.end()) return it->second;
+  std::vector<uint64_t> todo = {lasting};
+  while (!todo.empty()) {
+    const uint64_t name = todo.back();
+    auto& names = static_cast<int32_t>(name) >= kLocalNames ? local_codes_ : lasting_codes_;
+    if (names.count(name)) {
+      todo.pop_back();
+      continue;
+    }
+    const std::string_view key = names_->key(static_cast<int32_t>(name));
+    std::vector<uint64_t> items((key.size() - 1) / sizeof(uint64_t));
+    std::memcpy(items.data(), key.data(), items.size() * sizeof(uint64_t));
+    bool ready = true;
+    for (uint64_t& it : items) {
+      const uint64_t code = code_of(it);
+      if (code == kSelf) continue;
+      auto& inner = static_cast<int32_t>(code) >= kLocalNames ? local_codes_ : lasting_codes_;
+      if (auto f = inner.find(code); f != inner.end()) {
+        it = (it & ~uint64_t{0xFFFFFFFFu}) | f->second;
+      } else {
+        todo.push_back(code);
+        ready = false;
+      }
+    }
+    if (!ready) continue;
+    todo.pop_back();
+    std::sort(items.begin(), items.end());
+    names.emplace(name, intern_projection(items));
+  }
+  return cache.at(lasting);
+}
+
+uint64_t EarleyWalker::sub_projection(uint64_t code, uint32_t a) {
+  const uint64_t key = (code << 32) | a;
+  if (auto it = sub_projs_.find(key); it != sub_projs_.end()) return it->second;
+  const uint64_t sub = project(proj_content_[static_cast<size_t>(code - kRef)], a);
+  sub_projs_.emplace(key, sub);
+  return sub;
+}
+
+void EarleyWalker::add(uint32_t pos, uint64_t code) {
+  const uint64_t key = (uint64_t{pos} << 32) | code;
+  const size_t mask = seen_keys_.size() - 1;
+  size_t h = static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+  while (seen_gen_[h] == gen_) {
+    if (seen_keys_[h] == key) return;
+    h = (h + 1) & mask;
+  }
+  if (items_.size() >= max_items_) {
+    throw Error(ErrorCode::kInvalidArgument, "grammar",
+                "an Earley set grew past " + std::to_string(max_items_) + " items after byte " +
+                    std::to_string(base_) + " (ConstraintLimits::max_parse_items)");
+  }
+  seen_gen_[h] = gen_;
+  seen_keys_[h] = key;
+  items_.push_back(key);
+}
+
+// Earley's scan and close (earley.cpp), with origins as projection codes:
+// an item that began in the set stepped from now points to that set's
+// projection on its left-hand side, and completing A through an origin
+// code reads that projection's items waiting for A.
+int32_t EarleyWalker::step(int32_t s, uint8_t b, size_t depth) {
+  const EarleyTables& t = *t_;
+  if (++gen_ == 0) {
+    std::fill(seen_gen_.begin(), seen_gen_.end(), 0);
+    gen_ = 1;
+  }
+  items_.clear();
+  const std::vector<uint64_t>& from = items_of(s, depth);
+  for (size_t i = 0; i < from.size(); ++i) {
+    const uint64_t it = from[i];
+    const uint32_t pos = pos_of(it);
+    const Symbol sym = t.syms[pos];
+    if (sym >= 0 || sym == EarleyTables::kEnd || !t.terminals[terminal_id(sym)].has(b)) continue;
+    uint64_t code = code_of(it);
+    if (code == kSelf) code = state_projection(s, depth, t.lhs[pos]);
+    add(pos + 1, code);
+  }
+  if (items_.empty()) return kDead;
+  for (size_t i = 0; i < items_.size(); ++i) {
+    const uint32_t pos = pos_of(items_[i]);
+    const uint64_t code = code_of(items_[i]);
+    const Symbol sym = t.syms[pos];
+    if (sym == EarleyTables::kEnd) {
+      const auto a = static_cast<Symbol>(t.lhs[pos]);
+      if (code == kSelf) {
+        for (size_t j = 0, hi = items_.size(); j < hi; ++j) {
+          const uint64_t w = items_[j];
+          if (t.syms[pos_of(w)] == a) add(pos_of(w) + 1, code_of(w));
+        }
+      } else {
+        const std::vector<uint64_t>& src = proj_content_[static_cast<size_t>(code - kRef)];
+        for (size_t j = 0; j < src.size(); ++j) {
+          const uint64_t w = src[j];
+          if (t.syms[pos_of(w)] != a) continue;
+          const uint64_t wc = code_of(w);
+          add(pos_of(w) + 1, wc == kSelf ? sub_projection(code, t.lhs[pos_of(w)]) : wc);
+        }
+      }
+    } else if (sym >= 0) {
+      const auto a = static_cast<size_t>(sym);
+      for (uint32_t p = t.prod_begin[a]; p < t.prod_begin[a + 1]; ++p) add(t.prods[p], kSelf);
+      if (t.nullable[a]) add(pos + 1, code);
+    }
+  }
+  // Completed items have done their work; the rest name the state.
+  std::erase_if(items_, [&](uint64_t it) { return t.syms[pos_of(it)] == EarleyTables::kEnd; });
+  std::sort(items_.begin(), items_.end());
+  const int32_t id = intern();
+  if (id == kNoName) depth_items_[depth + 1] = items_;
+  return id;
+}
+
+int32_t EarleyWalker::step_from(int32_t from, uint8_t b, size_t depth) {
+  if (from < 0) return step(from, b, depth);
+  const uint8_t cls = t_->byte_class[b];
+  const size_t slot = static_cast<size_t>(from) * classes_ + cls;
+  if (table_[slot] != kUnknown) return table_[slot];
+  if (!states_[static_cast<size_t>(from)].next.has(b)) {
+    table_[slot] = kDead;
+    return kDead;
+  }
+  const int32_t child = step(from, b, depth);
+  if (child == kNoName) return kNoName;
+  table_[slot] = child;
+  if (child == from) {
+    // Every byte of the class reads back into this state.
+    ByteSet& loop = loops_[static_cast<size_t>(from)];
+    for (size_t w = 0; w < 4; ++w) loop.w[w] |= t_->class_bytes[cls].w[w];
+    looping_[static_cast<size_t>(from)] = 1;
+  }
+  return child;
+}
+
+// Whether every token below a trie node (state s) fits: every byte below
+// reads back into s, or the subtree is well-formed UTF-8 from a character
+// boundary, its ASCII bytes read back into s and s reads every longer
+// character back into itself.
+bool EarleyWalker::fits_below(int32_t s, const TokenTrie::Bytes& below, uint8_t utf8,
+                              size_t subtree_nodes, size_t depth) {
   const ByteSet& loop = loops_[static_cast<size_t>(s)];
   if (inside(below, loop)) return true;
   const TokenTrie::Bytes ascii = {below[0], below[1], 0, 0};
   if ((utf8 & 1) == 0 || !inside(ascii, loop)) return false;
-  const int8_t verdict = closed_[static_cast<size_t>(s)];
+  const int8_t verdict = states_[static_cast<size_t>(s)].closed;
   if (verdict >= 0) return verdict == 1;
-  // The check costs a few dozen Earley steps once per state: worth it only
-  // where it may save walking a large subtree.
+  // The check costs a few dozen steps once per state: worth it only where
+  // it may save walking a large subtree.
   if (subtree_nodes < kUtf8CheckNodes) return false;
-  return materialize(earley, *chart_, depth) && utf8_closed(earley, depth, s);
+  return utf8_closed(s, depth);
 }
 
-void EarleyWalker::record(const EarleyTables& t, int32_t from, uint8_t b, int32_t child) {
-  const uint8_t cls = t.byte_class[b];
-  table_[static_cast<size_t>(from) * classes_ + cls] = child;
-  if (child == from) {
-    // Every byte of the class reads back into this state.
-    auto& loop = loops_[static_cast<size_t>(from)];
-    for (size_t w = 0; w < 4; ++w) loop.w[w] |= t.class_bytes[cls].w[w];
-  }
-}
-
-int32_t EarleyWalker::step_from(Earley& earley, size_t depth, int32_t from, uint8_t b) {
-  const auto& t = earley.tables();
-  const size_t slot = static_cast<size_t>(from) * classes_ + t.byte_class[b];
-  if (table_[slot] == kDead) return kDead;
-  // Always stepped, even when the table knows the answer: the next byte of
-  // the exploration needs this set in the chart.
-  Chart& chart = *chart_;
-  chart.truncate(base_ + depth + 1);
-  if (!next_[static_cast<size_t>(from)].has(b) || !earley.step(chart, b)) {
-    table_[slot] = kDead;
-    return kDead;
-  }
-  const int32_t child = name_set(depth + 1);
-  if (child == kNoName) return kNoName;
-  next_[static_cast<size_t>(child)] = earley.next_bytes(chart);
-  record(earley.tables(), from, b, child);
-  return child;
-}
-
-// Reads on from state x (the set at `depth`) with the UTF-8 reader in state
-// `reader`, one byte of each class the reader allows; true when every way
-// is live and each character ends back in `home`.
-bool EarleyWalker::utf8_rest(Earley& earley, size_t depth, int32_t x, int reader, int32_t home) {
+// Reads on from state x with the UTF-8 reader in state `reader`, one byte
+// of each class the reader allows; true when every way is live and each
+// character ends back in `home`.
+bool EarleyWalker::utf8_rest(int32_t x, int reader, int32_t home, size_t depth) {
   if (reader == 0) return x == home;
-  if (depth + 1 >= ids_.size()) return false;
-  ids_[depth] = x;
+  if (x < 0 || depth + 1 >= depth_items_.size()) return false;
   std::vector<uint8_t> seen(classes_, 0);
   for (unsigned b = 0x80; b <= 0xBF; ++b) {
     const int next = constraint::Utf8Reader::next(reader, static_cast<uint8_t>(b));
-    const uint8_t cls = earley.tables().byte_class[b];
+    const uint8_t cls = t_->byte_class[b];
     if (next < 0 || seen[cls]) continue;
     seen[cls] = 1;
-    const int32_t y = step_from(earley, depth, x, static_cast<uint8_t>(b));
-    if (y < 0 || !utf8_rest(earley, depth + 1, y, next, home)) return false;
+    const int32_t y = step_from(x, static_cast<uint8_t>(b), depth);
+    if (y < 0 || !utf8_rest(y, next, home, depth + 1)) return false;
   }
   return true;
 }
 
-bool EarleyWalker::utf8_closed(Earley& earley, size_t depth, int32_t s) {
-  const int8_t verdict = closed_[static_cast<size_t>(s)];  // a copy: name_set grows closed_
-  if (verdict >= 0) return verdict == 1;
+bool EarleyWalker::utf8_closed(int32_t s, size_t depth) {
   bool ok = true;
   // Lead bytes alike when their class and their reader state agree.
   std::vector<uint8_t> seen(static_cast<size_t>(classes_) * constraint::Utf8Reader::kStates, 0);
   for (unsigned b = 0xC2; b <= 0xF4 && ok; ++b) {
     const int reader = constraint::Utf8Reader::next(0, static_cast<uint8_t>(b));
-    const size_t key = earley.tables().byte_class[b] * size_t{constraint::Utf8Reader::kStates} +
-                       static_cast<size_t>(reader);
+    const size_t key =
+        t_->byte_class[b] * size_t{constraint::Utf8Reader::kStates} + static_cast<size_t>(reader);
     if (seen[key]) continue;
     seen[key] = 1;
-    ids_[depth] = s;
-    const int32_t t = step_from(earley, depth, s, static_cast<uint8_t>(b));
-    ok = t >= 0 && utf8_rest(earley, depth + 1, t, reader, s);
+    const int32_t x = step_from(s, static_cast<uint8_t>(b), depth);
+    ok = x >= 0 && utf8_rest(x, reader, s, depth + 1);
   }
-  ids_[depth] = s;
-  chart_->truncate(base_ + depth + 1);
-  closed_[static_cast<size_t>(s)] = ok ? 1 : 0;  // name_set may have grown closed_
+  states_[static_cast<size_t>(s)].closed = ok ? 1 : 0;
   return ok;
 }
 
-void EarleyWalker::allow(const TokenTrie& trie, Earley& earley, Chart& chart,
-                         std::span<const int32_t> lasting, std::span<uint32_t> mask) {
+void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t max_items,
+                         size_t chart_sets, ChartNames& names, std::span<uint32_t> mask) {
   const auto below = trie.bytes_below();
   const auto utf8 = trie.utf8_below();
   const auto nodes = trie.nodes();
   const auto tokens = trie.tokens();
-  chart_ = &chart;
-  syms_ = earley.tables().syms.data();
-  const auto& byte_class = earley.tables().byte_class;
-  base_ = chart.sets() - 1;
-  // A UTF-8 exploration (utf8_closed) reads up to four bytes past a node.
-  const size_t depth_max = trie.max_depth() + 5;
-  ids_.assign(depth_max, kNoName);
-  path_.assign(depth_max, 0);
-  depth_next_.assign(depth_max, {});
-  lasting_ = lasting;
   // Past half the room, start afresh: a walk that ran out of names midway
-  // would go on without the table.
-  if (positional_ || names_.size() * 2 >= max_states_ || table_.size() * 2 >= kMaxEntries ||
-      classes_ != earley.tables().classes) {
-    classes_ = earley.tables().classes;
-    names_.clear();
-    table_.clear();
-    next_.clear();
-    loops_.clear();
-    closed_.clear();
-    positional_ = false;
+  // goes on with nameless states, which are stepped every time.
+  if (t_ != &t || states_.size() * 2 >= max_states_ || table_.size() * 2 >= kMaxEntries) {
+    clear_tables();
+    t_ = &t;
+    classes_ = t.classes;
   }
-  ids_[0] = name_set(0);
-  const ByteSet root_next = earley.next_bytes(chart);
-  if (ids_[0] >= 0) next_[static_cast<size_t>(ids_[0])] = root_next;
-  depth_next_[0] = root_next;
-  try {
-    for (size_t i = 1; i < nodes.size();) {
-      const auto& n = nodes[i];
-      const size_t d = n.depth;
-      // Deeper sets in the chart belong to a subtree already left.
-      if (chart.sets() > base_ + d) chart.truncate(base_ + d);
-      const int32_t parent = ids_[d - 1];
-      if (!depth_next_[d - 1].has(n.byte)) {
-        i = n.end;
-        continue;
-      }
-      const size_t slot = static_cast<size_t>(parent) * classes_ + byte_class[n.byte];
-      int32_t child = parent >= 0 ? table_[slot] : kUnknown;
-      path_[d] = n.byte;
-      if (child == kUnknown || child == kNoName) {
-        if (!materialize(earley, chart, d - 1) || !earley.step(chart, n.byte)) {
-          child = kDead;
-        } else {
-          child = name_set(d);
-          const ByteSet nb = earley.next_bytes(chart);
-          if (child >= 0) next_[static_cast<size_t>(child)] = nb;
-          depth_next_[d] = nb;
-        }
-        if (parent >= 0 && child != kNoName) {
-          record(earley.tables(), parent, n.byte, child);
-        }
-      } else if (child >= 0) {
-        depth_next_[d] = next_[static_cast<size_t>(child)];
-      }
-      if (child == kDead) {
-        i = n.end;
-        continue;
-      }
-      ids_[d] = child;
-      if (child >= 0 && fits_below(earley, d, child, below[i], utf8[i], n.end - i)) {
-        for (const uint32_t id : trie.subtree_tokens(i)) mask[id >> 5] |= 1u << (id & 31);
-        i = n.end;
-        continue;
-      }
-      for (uint32_t k = 0; k < n.token_count; ++k) {
-        const uint32_t id = tokens[n.first_token + k];
-        mask[id >> 5] |= 1u << (id & 31);
-      }
-      ++i;
+  // A matcher's own names (chart_names.hpp: past the memo's budget) mean
+  // nothing to another matcher; the grammar's names hold for all.
+  if (names_serial_ != names.serial()) local_codes_.clear();
+  names_ = &names;
+  names_serial_ = names.serial();
+  if (max_items_ != max_items) {
+    max_items_ = max_items;
+    const size_t cap = std::bit_ceil(std::max<size_t>(64, max_items * 2));
+    seen_keys_.assign(cap, 0);
+    seen_gen_.assign(cap, 0);
+    gen_ = 0;
+  }
+  base_ = chart_sets - 1;
+  // A UTF-8 exploration (utf8_closed) reads up to four bytes past a node.
+  const size_t depth_max = trie.max_depth() + 6;
+  ids_.assign(depth_max, kNoName);
+  depth_items_.resize(depth_max);
+  items_ = names.items(base_);
+  for (uint64_t& it : items_) {
+    if (code_of(it) != kSelf) it = (it & ~uint64_t{0xFFFFFFFFu}) | translate(code_of(it));
+  }
+  std::sort(items_.begin(), items_.end());
+  items_.erase(std::unique(items_.begin(), items_.end()), items_.end());
+  ids_[0] = intern();
+  if (ids_[0] == kNoName) depth_items_[0] = items_;
+  for (size_t i = 1; i < nodes.size();) {
+    const auto& n = nodes[i];
+    const size_t d = n.depth;
+    const int32_t parent = ids_[d - 1];
+    int32_t child;
+    if (parent >= 0) {
+      // The table answers most nodes; a dead byte is noted there too.
+      child = table_[static_cast<size_t>(parent) * classes_ + t.byte_class[n.byte]];
+      if (child == kUnknown) child = step_from(parent, n.byte, d - 1);
+    } else {
+      child = step(parent, n.byte, d - 1);
     }
-  } catch (...) {
-    chart.truncate(base_ + 1);
-    throw;
+    if (child == kDead) {
+      i = n.end;
+      continue;
+    }
+    ids_[d] = child;
+    if (child >= 0 && looping_[static_cast<size_t>(child)] != 0 &&
+        fits_below(child, below[i], utf8[i], n.end - i, d)) {
+      set_bits(trie.subtree_tokens(i), mask);
+      i = n.end;
+      continue;
+    }
+    for (uint32_t k = 0; k < n.token_count; ++k) {
+      const uint32_t id = tokens[n.first_token + k];
+      mask[id >> 5] |= 1u << (id & 31);
+    }
+    ++i;
   }
-  chart.truncate(base_ + 1);
 }
 
 }  // namespace nextok::constraint::cfg

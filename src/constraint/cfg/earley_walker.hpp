@@ -1,20 +1,24 @@
 // The token-trie walk for the Earley recogniser. A plain walk runs one
 // Earley step per trie node, which is slow where nearly every token fits
-// (free text, string contents). But the set reached after a byte depends
-// only on the set before it and on the sets its items' origins point to;
-// naming each set by that content (origins inside the walk by the names of
-// the sets they point to, earlier ones absolute) makes equal states equal
-// numbers, so a walk through free text turns into table lookups, like a
-// DFA's, one entry per byte class. Sets are materialized in the chart
-// only when a transition is not in the table yet. Exact: the table maps a
-// state to the state the Earley step would build.
+// (free text, string contents) and where lexemes are ambiguous. So the walk
+// steps names rather than sets: a state is an Earley set's items with each
+// origin replaced by the name of its projection (chart_names.hpp), and the
+// Earley step is run on those names, reading an origin's projection where
+// a completion needs it. Equal sets are then equal numbers wherever they
+// occur, a transition table (state x byte class) replaces the step
+// wherever the walk repeats itself, and the chart is never touched. Exact:
+// a name holds everything a step reads.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <span>
+#include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "constraint/cfg/chart_names.hpp"
 #include "constraint/cfg/earley.hpp"
 #include "constraint/trie/token_trie.hpp"
 
@@ -25,58 +29,91 @@ class EarleyWalker {
   // `max_states`: named states kept (from mask to mask); past it, or past
   // kMaxEntries table entries, the walk goes on without the table (slower,
   // same result) and the next mask starts a new one.
-  explicit EarleyWalker(size_t max_states = 4096) : max_states_(max_states) {}
+  explicit EarleyWalker(size_t max_states = 16384) : max_states_(max_states) {}
 
   // ORs into mask every token whose bytes the chart's last set can read
-  // (EOS excluded). The chart is left as it was. A state known to read
-  // every byte below a trie node back into itself (free text) allows the
-  // node's whole subtree, which is then set without walking it.
-  // `lasting`: per chart set, its MaskMemo name (kNoName: none).
-  void allow(const TokenTrie& trie, Earley& earley, Chart& chart, std::span<const int32_t> lasting,
-             std::span<uint32_t> mask);
+  // (EOS excluded). A state known to read every byte below a trie node
+  // back into itself (free text) allows the node's whole subtree, which is
+  // then set without walking it. `names` names the chart's sets;
+  // `max_items` bounds a set as Earley's does.
+  void allow(const TokenTrie& trie, const EarleyTables& t, size_t max_items, size_t chart_sets,
+             ChartNames& names, std::span<uint32_t> mask);
 
  private:
   static constexpr int32_t kUnknown = -2, kDead = -1, kNoName = -3;
-  // Origin codes in a set's name: a lasting name (below 2^30), a position,
-  // a walk name, this set.
-  static constexpr uint64_t kAbsolute = uint64_t{1} << 30, kRef = uint64_t{2} << 30,
-                            kSelf = uint64_t{3} << 30;
+  // Origin codes: a walk projection number (the chart's lasting names are
+  // translated into these), this set.
+  static constexpr uint64_t kRef = uint64_t{2} << 30, kSelf = kSelfOrigin;
 
-  int32_t name_set(size_t depth);
-  bool materialize(Earley& earley, Chart& chart, size_t depth);
-  // The state after byte b from state `from`, whose set is the chart's at
-  // `depth`, stepped into the chart at depth + 1 and noted in the table;
-  // kDead or kNoName otherwise.
-  int32_t step_from(Earley& earley, size_t depth, int32_t from, uint8_t b);
-  // Notes in the table that byte b leads from `from` to `child` (a state),
-  // and in loops_ when it leads back.
-  void record(const EarleyTables& t, int32_t from, uint8_t b, int32_t child);
-  // Whether state s, the set at `depth`, reads every UTF-8 character of two
-  // bytes or more back into itself, live after each byte.
-  bool utf8_closed(Earley& earley, size_t depth, int32_t s);
-  bool utf8_rest(Earley& earley, size_t depth, int32_t x, int reader, int32_t home);
-  bool fits_below(Earley& earley, size_t depth, int32_t s, const TokenTrie::Bytes& below,
-                  uint8_t utf8, size_t subtree_nodes);
+  struct State {
+    std::vector<uint64_t> items;                       // sorted: pos << 32 | origin code
+    ByteSet next;                                      // the bytes it can read
+    int8_t closed = -1;                                // utf8_closed, -1 not yet known
+    std::vector<std::pair<uint32_t, uint64_t>> projs;  // nonterminal -> code
+  };
+
+  // The state of items_ (sorted, deduplicated by then); kNoName when the
+  // room is spent.
+  int32_t intern();
+  // State s's items, or for kNoName the nameless set kept at `depth`.
+  const std::vector<uint64_t>& items_of(int32_t s, size_t depth) const {
+    return s >= 0 ? states_[static_cast<size_t>(s)].items : depth_items_[depth];
+  }
+  // The code of the projection of `items` on nonterminal a.
+  uint64_t project(const std::vector<uint64_t>& items, uint32_t a);
+  // The code of the projection on a of state s at `depth` (cached per
+  // named state).
+  uint64_t state_projection(int32_t s, size_t depth, uint32_t a);
+  // The code of the projection named `code` projected again on a.
+  uint64_t sub_projection(uint64_t code, uint32_t a);
+  uint64_t intern_projection(const std::vector<uint64_t>& items);
+  uint64_t translate(uint64_t lasting);
+  // The Earley step on names from state s at `depth` on byte b: the new
+  // state, kDead, or kNoName (no room; its items are kept at depth + 1).
+  int32_t step(int32_t s, uint8_t b, size_t depth);
+  void add(uint32_t pos, uint64_t code);
+  // The state after byte b from state `from` at `depth`, from the table or
+  // stepped and noted there.
+  int32_t step_from(int32_t from, uint8_t b, size_t depth);
+  bool utf8_closed(int32_t s, size_t depth);
+  bool utf8_rest(int32_t x, int reader, int32_t home, size_t depth);
+  bool fits_below(int32_t s, const TokenTrie::Bytes& below, uint8_t utf8, size_t subtree_nodes,
+                  size_t depth);
   static constexpr size_t kUtf8CheckNodes = 256;
+  void clear_tables();
 
   size_t max_states_;
-  static constexpr size_t kMaxEntries = size_t{1} << 18;  // table: 1 MiB a matcher
-  std::span<const int32_t> lasting_;
-  bool positional_ = false;  // a name holds a position: drop the table
-  size_t base_ = 0;          // chart index of depth 0
-  Chart* chart_ = nullptr;
-  const Symbol* syms_ = nullptr;
-  std::vector<int32_t> ids_;    // per depth on the current path
-  std::vector<uint8_t> path_;   // byte into each depth
-  std::vector<int32_t> table_;  // states × byte classes
-  uint32_t classes_ = 1;
-  std::vector<ByteSet> next_;   // per state: the bytes it can read
-  std::vector<ByteSet> loops_;  // per state: bytes known to lead back to it
-  std::vector<int8_t> closed_;  // per state: utf8_closed, -1 not yet known
-  std::unordered_map<std::string, int32_t> names_;
-  std::string key_;
+  static constexpr size_t kMaxEntries = size_t{1} << 19;  // table: 2 MiB a walker
+  const EarleyTables* t_ = nullptr;
+  ChartNames* names_ = nullptr;
+  uint64_t names_serial_ = 0;  // whose own names local_codes_ translates
+  size_t max_items_ = 0;
+  size_t base_ = 0;  // the chart set the walk starts from (for error messages)
+  std::vector<State> states_;
+  std::unordered_map<std::string, int32_t> state_ids_;
+  std::vector<int32_t> table_;  // states x byte classes
+  // Per state, read at every trie node (so apart from State): bytes known
+  // to lead back to it, and whether there are any.
+  std::vector<ByteSet> loops_;
+  std::vector<uint8_t> looping_;
+  uint32_t classes_ = 0;
+  // Walk projections: content by number, number by key.
+  std::deque<std::vector<uint64_t>> proj_content_;  // stable: read while growing
+  std::unordered_map<std::string, uint32_t> proj_ids_;
+  std::unordered_map<uint64_t, uint64_t> sub_projs_;  // code << 32 | a -> code
+  // Lasting projection names (the grammar's, a matcher's own) -> codes.
+  std::unordered_map<uint64_t, uint64_t> lasting_codes_, local_codes_;
+  // The step's set under construction, deduplicated by a stamped hash.
   std::vector<uint64_t> items_;
-  std::vector<ByteSet> depth_next_;
+  std::vector<uint64_t> seen_keys_;
+  std::vector<uint32_t> seen_gen_;
+  uint32_t gen_ = 0;
+  std::vector<uint64_t> scratch_;
+  std::vector<uint32_t> todo_;
+  std::string key_;
+  // Per depth of the current path: its state, and its items where nameless.
+  std::vector<int32_t> ids_;
+  std::vector<std::vector<uint64_t>> depth_items_;
 };
 
 }  // namespace nextok::constraint::cfg

@@ -8,12 +8,14 @@
 #include <chrono>
 #include <optional>
 
+#include "constraint/cfg/chart_names.hpp"
 #include "constraint/cfg/earley.hpp"
 #include "constraint/cfg/earley_walker.hpp"
 #include "constraint/cfg/gbnf.hpp"
 #include "constraint/cfg/lark.hpp"
 #include "constraint/cfg/mask_memo.hpp"
 #include "constraint/cfg/regular_fragments.hpp"
+#include "constraint/cfg/walker_pool.hpp"
 #include "constraint/engine/mask_bits.hpp"
 #include "constraint/engine/token_index_impl.hpp"
 #include "constraint/regex/compile_budget.hpp"
@@ -32,6 +34,8 @@ struct Grammar::Impl {
   size_t max_parse_items = 0;
   // Masks by state: the Earley set's name (gbnf, lark) or the DFA state.
   std::unique_ptr<constraint::cfg::MaskMemo> memo;
+  std::unique_ptr<constraint::cfg::WalkerPool> walkers =
+      std::make_unique<constraint::cfg::WalkerPool>();
   size_t compile_bytes = 0;  // the compile budget's peak
 };
 
@@ -173,20 +177,15 @@ struct GrammarConstraint::State {
   };
   std::vector<Step> history;  // [0] = start
   constraint::cfg::Chart chart;
-  std::vector<int32_t> names;                       // per chart set: its MaskMemo name
+  constraint::cfg::ChartNames names;                // the chart's sets' lasting names
   std::unique_ptr<constraint::cfg::Earley> earley;  // its dedupe table; made on first use
-  constraint::cfg::EarleyWalker walker;
 
   constraint::cfg::Earley& parser(const Grammar::Impl& g) {
     if (!earley) earley = std::make_unique<constraint::cfg::Earley>(*g.cfg, g.max_parse_items);
     return *earley;
   }
-  // Names the chart's sets from names.size() on.
-  void name_sets(const Grammar::Impl& g) {
-    for (size_t k = names.size(); k < chart.sets(); ++k) {
-      names.push_back(g.memo->name(*g.cfg, chart, k, names));
-    }
-  }
+  // Names the chart's sets from names.sets() on.
+  void name_sets(const Grammar::Impl& g) { names.name_sets(*g.cfg, chart, *g.memo); }
 };
 
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar)
@@ -259,10 +258,12 @@ void GrammarConstraint::step_mask(std::span<uint32_t> mask) {
         g.memo->store(q, mask.first(words));
       }
     } else {
-      const int32_t name = state_->names.back();
+      // A matcher's own names (past the memo's budget) have no memoised mask.
+      const int32_t lasting = state_->names.state(state_->names.sets() - 1);
+      const int32_t name = lasting < constraint::cfg::kLocalNames ? lasting : -1;
       if (!g.memo->find(name, mask.first(words))) {
-        state_->walker.allow(ix.trie, state_->parser(g), state_->chart, state_->names,
-                             mask.first(words));
+        g.walkers->borrow()->allow(ix.trie, *g.cfg, g.max_parse_items, state_->chart.sets(),
+                                   state_->names, mask.first(words));
         g.memo->store(name, mask.first(words));
       }
     }
@@ -329,7 +330,7 @@ void GrammarConstraint::rollback(size_t n) {
   state_->history.resize(state_->history.size() - n);
   if (!grammar_->impl().dfa) {
     state_->chart.truncate(state_->history.back().sets);
-    state_->names.resize(state_->history.back().sets);
+    state_->names.truncate(state_->history.back().sets);
   }
   finished_ = state_->history.back().finished;
 }

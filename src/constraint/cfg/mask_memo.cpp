@@ -6,34 +6,25 @@
 namespace nextok::constraint::cfg {
 
 namespace {
-constexpr uint64_t kSelf = uint64_t{1} << 31;  // names are below 2^31
-constexpr size_t kNameOverhead = 64;           // a map node, roughly
+constexpr size_t kNameOverhead = 64;  // a map node, roughly
 }  // namespace
 
-int32_t MaskMemo::name(const EarleyTables& t, const Chart& c, size_t k,
-                       std::span<const int32_t> names) {
+int32_t MaskMemo::intern(const std::string& key) {
   if (names_budget_ == 0) return kNoName;
   std::lock_guard lock(mu_);
-  items_.clear();
-  for (const Item& it : c.set(k)) {
-    // Completed items ran their completions when the set was closed; no
-    // later step reads them.
-    if (t.syms[it.pos] == EarleyTables::kEnd) continue;
-    uint64_t origin = kSelf;
-    if (it.origin != k) {
-      if (names[it.origin] < 0) return kNoName;
-      origin = static_cast<uint64_t>(names[it.origin]);
-    }
-    items_.push_back((uint64_t{it.pos} << 32) | origin);
-  }
-  set_key(items_, c.accepting[k] != 0, key_);
-  if (auto it = names_.find(key_); it != names_.end()) return it->second;
-  const size_t cost = key_.size() + kNameOverhead;
-  if (names_used_ + cost > names_budget_ || names_.size() >= (size_t{1} << 30)) return kNoName;
+  if (auto it = names_.find(key); it != names_.end()) return it->second;
+  const size_t cost = key.size() + kNameOverhead;
+  // Names stay below 2^29 (chart_names.hpp's local names start there).
+  if (names_used_ + cost > names_budget_ || names_.size() >= (size_t{1} << 29)) return kNoName;
   names_used_ += cost;
   const auto id = static_cast<int32_t>(names_.size());
-  names_.emplace(key_, id);
+  keys_.push_back(&names_.emplace(key, id).first->first);
   return id;
+}
+
+std::string_view MaskMemo::key(int32_t name) {
+  std::lock_guard lock(mu_);
+  return *keys_[static_cast<size_t>(name)];
 }
 
 bool MaskMemo::find(int32_t name, std::span<uint32_t> out) {

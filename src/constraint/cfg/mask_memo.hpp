@@ -1,10 +1,9 @@
-// Masks of a grammar by parser state, shared by all its matchers. An Earley
-// set's future depends only on its items and, through completions, on the
-// content of the sets its items' origins point to. So each set gets a name
-// from its items with origins replaced by the names of their sets: equal
-// names have equal futures wherever and in whichever request they occur,
-// and the mask of a state met again is a copy. Names and masks live in a
-// byte budget; past it, new states are not named (and not memoised).
+// Masks of a grammar by parser state, shared by all its matchers. States
+// are named by content (chart_names.hpp: an Earley set's items with each
+// origin replaced by the name of its projection), so equal names have equal
+// futures wherever and in whichever request they occur, and the mask of a
+// state met again is a copy. Names and masks live in a byte budget; past
+// it, new states are not named (and not memoised).
 #pragma once
 
 #include <cstdint>
@@ -12,10 +11,9 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include "constraint/cfg/earley.hpp"
 
 namespace nextok::constraint::cfg {
 
@@ -26,9 +24,11 @@ class MaskMemo {
   explicit MaskMemo(size_t budget_bytes)
       : names_budget_(budget_bytes / 4), masks_budget_(budget_bytes - budget_bytes / 4) {}
 
-  // The name of chart set k, given the names of the sets before it;
-  // kNoName when an origin set has none or the budget is spent.
-  int32_t name(const EarleyTables& t, const Chart& c, size_t k, std::span<const int32_t> names);
+  // The number of a name's key (the same key, the same number), or kNoName
+  // once the budget is spent.
+  int32_t intern(const std::string& key);
+  // The key of an interned name.
+  std::string_view key(int32_t name);
 
   // Copies the memoised mask of `name` (from name(), or any other state
   // number of one automaton) into `out` and returns true, or returns false.
@@ -45,10 +45,9 @@ class MaskMemo {
   size_t names_used_ = 0, masks_used_ = 0;
   std::mutex mu_;
   std::unordered_map<std::string, int32_t> names_;
+  std::vector<const std::string*> keys_;  // by name (map nodes do not move)
   std::unordered_map<int32_t, Entry> masks_;
   std::list<int32_t> lru_;  // front: most recently used
-  std::vector<uint64_t> items_;
-  std::string key_;
 };
 
 }  // namespace nextok::constraint::cfg

@@ -1,0 +1,108 @@
+#include "constraint/cfg/chart_names.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+#include "constraint/cfg/mask_memo.hpp"
+
+namespace nextok::constraint::cfg {
+
+void project_items(const EarleyTables& t, const std::vector<uint64_t>& items, uint32_t a,
+                   std::vector<uint32_t>& todo, std::vector<uint64_t>& out) {
+  out.clear();
+  todo.assign(1, a);
+  // Few nonterminals are closed over: a list beats a set.
+  for (size_t done = 0; done < todo.size(); ++done) {
+    const auto sym = static_cast<Symbol>(todo[done]);
+    for (const uint64_t it : items) {
+      const auto pos = static_cast<uint32_t>(it >> 32);
+      if (t.syms[pos] != sym) continue;
+      out.push_back(it);
+      const uint32_t lhs = t.lhs[pos];
+      if ((it & 0xFFFFFFFFu) == kSelfOrigin &&
+          std::find(todo.begin(), todo.end(), lhs) == todo.end()) {
+        todo.push_back(lhs);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+ChartNames::Serial::Serial() {
+  static std::atomic<uint64_t> next{1};
+  value = next.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ChartNames::truncate(size_t n) {
+  if (n < sets_.size()) sets_.resize(n);
+}
+
+void ChartNames::name_sets(const EarleyTables& t, const Chart& c, MaskMemo& memo) {
+  memo_ = &memo;
+  for (size_t k = sets_.size(); k < c.sets(); ++k) {
+    sets_.emplace_back();
+    sets_.back().name = name_set(t, c, k);
+  }
+}
+
+namespace {
+// The key of a projection's items (sorted, deduplicated), into `key`.
+const std::string& projection_key(const std::vector<uint64_t>& items, std::string& key) {
+  key.assign(reinterpret_cast<const char*>(items.data()), items.size() * sizeof(uint64_t));
+  key.push_back(2);  // a projection, never equal to a set's key (0 or 1)
+  return key;
+}
+}  // namespace
+
+bool holds_local_name(const std::vector<uint64_t>& items) {
+  return std::any_of(items.begin(), items.end(), [](uint64_t it) {
+    const uint64_t code = it & 0xFFFFFFFFu;
+    return code >= static_cast<uint64_t>(kLocalNames) && code != kSelfOrigin;
+  });
+}
+
+int32_t ChartNames::intern(const std::string& key, bool local) {
+  // A key that holds a matcher's own name means nothing to other matchers.
+  const int32_t name = local ? kNoName : memo_->intern(key);
+  if (name >= 0) return name;
+  const auto [it, fresh] =
+      local_ids_.try_emplace(key, kLocalNames + static_cast<int32_t>(local_keys_.size()));
+  if (fresh) local_keys_.push_back(key);
+  return it->second;
+}
+
+std::string_view ChartNames::key(int32_t name) const {
+  if (name >= kLocalNames) return local_keys_[static_cast<size_t>(name - kLocalNames)];
+  return memo_->key(name);
+}
+
+int32_t ChartNames::name_set(const EarleyTables& t, const Chart& c, size_t k) {
+  auto& items = sets_[k].items;
+  items.clear();
+  for (const Item& it : c.set(k)) {
+    // Completed items ran their completions when the set was closed; no
+    // later step reads them.
+    if (t.syms[it.pos] == EarleyTables::kEnd) continue;
+    uint64_t origin = kSelfOrigin;
+    if (it.origin != k) {
+      origin = static_cast<uint64_t>(projection(t, it.origin, t.lhs[it.pos]));
+    }
+    items.push_back((uint64_t{it.pos} << 32) | origin);
+  }
+  set_key(items, c.accepting[k] != 0, key_);  // sorts and deduplicates items
+  return intern(key_, holds_local_name(items));
+}
+
+int32_t ChartNames::projection(const EarleyTables& t, size_t k, uint32_t a) {
+  Set& s = sets_[k];
+  for (const auto& [x, name] : s.projs) {
+    if (x == a) return name;
+  }
+  project_items(t, s.items, a, todo_, scratch_);
+  const int32_t name = intern(projection_key(scratch_, key_), holds_local_name(scratch_));
+  s.projs.emplace_back(a, name);
+  return name;
+}
+
+}  // namespace nextok::constraint::cfg
