@@ -1,7 +1,6 @@
 #include "constraint/cfg/earley_walker.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
 #include "nextok/error.hpp"
@@ -32,6 +31,14 @@ void set_bits(std::span<const uint32_t> ids, std::span<uint32_t> mask) {
   }
   for (; k < n; ++k) m[p[k] >> 5] |= 1u << (p[k] & 31);
 }
+uint64_t hash_items(const std::vector<uint64_t>& items) {
+  uint64_t h = items.size();
+  for (const uint64_t it : items) {
+    h = (h ^ it) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
 ByteSet next_bytes(const EarleyTables& t, const std::vector<uint64_t>& items) {
   ByteSet out;
   for (const uint64_t it : items) {
@@ -47,23 +54,30 @@ ByteSet next_bytes(const EarleyTables& t, const std::vector<uint64_t>& items) {
 
 void EarleyWalker::clear_tables() {
   states_.clear();
-  state_ids_.clear();
+  state_by_hash_.clear();
+  state_next_.clear();
   table_.clear();
   loops_.clear();
   looping_.clear();
   proj_content_.clear();
-  proj_ids_.clear();
+  proj_by_hash_.clear();
+  proj_next_.clear();
   sub_projs_.clear();
   lasting_codes_.clear();
   local_codes_.clear();
 }
 
 int32_t EarleyWalker::intern() {
-  key_.assign(reinterpret_cast<const char*>(items_.data()), items_.size() * sizeof(uint64_t));
-  if (auto it = state_ids_.find(key_); it != state_ids_.end()) return it->second;
+  const uint64_t h = hash_items(items_);
+  const auto found = state_by_hash_.find(h);
+  for (int32_t id = found == state_by_hash_.end() ? -1 : found->second; id >= 0;
+       id = state_next_[static_cast<size_t>(id)]) {
+    if (states_[static_cast<size_t>(id)].items == items_) return id;
+  }
   if (states_.size() >= max_states_ || table_.size() + classes_ > kMaxEntries) return kNoName;
   const auto id = static_cast<int32_t>(states_.size());
-  state_ids_.emplace(key_, id);
+  state_next_.push_back(found == state_by_hash_.end() ? -1 : found->second);
+  state_by_hash_[h] = id;
   table_.resize(table_.size() + classes_, kUnknown);
   loops_.emplace_back();
   looping_.push_back(0);
@@ -79,10 +93,17 @@ uint64_t EarleyWalker::project(const std::vector<uint64_t>& items, uint32_t a) {
 }
 
 uint64_t EarleyWalker::intern_projection(const std::vector<uint64_t>& items) {
-  key_.assign(reinterpret_cast<const char*>(items.data()), items.size() * sizeof(uint64_t));
-  const auto [it, fresh] = proj_ids_.try_emplace(key_, static_cast<uint32_t>(proj_content_.size()));
-  if (fresh) proj_content_.push_back(items);
-  return kRef | it->second;
+  const uint64_t h = hash_items(items);
+  const auto found = proj_by_hash_.find(h);
+  for (int32_t id = found == proj_by_hash_.end() ? -1 : found->second; id >= 0;
+       id = proj_next_[static_cast<size_t>(id)]) {
+    if (proj_content_[static_cast<size_t>(id)] == items) return kRef | static_cast<uint64_t>(id);
+  }
+  const auto id = static_cast<int32_t>(proj_content_.size());
+  proj_next_.push_back(found == proj_by_hash_.end() ? -1 : found->second);
+  proj_by_hash_[h] = id;
+  proj_content_.push_back(items);
+  return kRef | static_cast<uint64_t>(id);
 }
 
 uint64_t EarleyWalker::state_projection(int32_t s, size_t depth, uint32_t a) {
@@ -142,22 +163,35 @@ uint64_t EarleyWalker::sub_projection(uint64_t code, uint32_t a) {
   return sub;
 }
 
-void EarleyWalker::add(uint32_t pos, uint64_t code) {
-  const uint64_t key = (uint64_t{pos} << 32) | code;
+bool EarleyWalker::seen(uint64_t key) {
   const size_t mask = seen_keys_.size() - 1;
-  size_t h = static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+  size_t h = static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
   while (seen_gen_[h] == gen_) {
-    if (seen_keys_[h] == key) return;
+    if (seen_keys_[h] == key) return true;
     h = (h + 1) & mask;
   }
+  seen_gen_[h] = gen_;
+  seen_keys_[h] = key;
+  return false;
+}
+
+void EarleyWalker::add(uint32_t pos, uint64_t code) {
+  const uint64_t key = (uint64_t{pos} << 32) | code;
+  if (seen(key)) return;
   if (items_.size() >= max_items_) {
     throw Error(ErrorCode::kInvalidArgument, "grammar",
                 "an Earley set grew past " + std::to_string(max_items_) + " items after byte " +
                     std::to_string(base_) + " (ConstraintLimits::max_parse_items)");
   }
-  seen_gen_[h] = gen_;
-  seen_keys_[h] = key;
   items_.push_back(key);
+  // The table stays at most half full and small enough for the cache: it
+  // grows with the set, not with max_parse_items.
+  if (items_.size() * 2 > seen_keys_.size()) {
+    seen_keys_.assign(seen_keys_.size() * 2, 0);
+    seen_gen_.assign(seen_gen_.size() * 2, 0);
+    gen_ = 1;
+    for (const uint64_t it : items_) seen(it);
+  }
 }
 
 // Earley's scan and close (earley.cpp), with origins as projection codes:
@@ -308,11 +342,10 @@ void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t ma
   if (names_serial_ != names.serial()) local_codes_.clear();
   names_ = &names;
   names_serial_ = names.serial();
-  if (max_items_ != max_items) {
-    max_items_ = max_items;
-    const size_t cap = std::bit_ceil(std::max<size_t>(64, max_items * 2));
-    seen_keys_.assign(cap, 0);
-    seen_gen_.assign(cap, 0);
+  max_items_ = max_items;
+  if (seen_keys_.empty()) {
+    seen_keys_.assign(256, 0);
+    seen_gen_.assign(256, 0);
     gen_ = 0;
   }
   base_ = chart_sets - 1;

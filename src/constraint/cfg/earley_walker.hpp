@@ -72,6 +72,8 @@ class EarleyWalker {
   // state, kDead, or kNoName (no room; its items are kept at depth + 1).
   int32_t step(int32_t s, uint8_t b, size_t depth);
   void add(uint32_t pos, uint64_t code);
+  // Marks key as in the set being built; true if it was already.
+  bool seen(uint64_t key);
   // The state after byte b from state `from` at `depth`, from the table or
   // stepped and noted there.
   int32_t step_from(int32_t from, uint8_t b, size_t depth);
@@ -90,7 +92,9 @@ class EarleyWalker {
   size_t max_items_ = 0;
   size_t base_ = 0;  // the chart set the walk starts from (for error messages)
   std::vector<State> states_;
-  std::unordered_map<std::string, int32_t> state_ids_;
+  // Numbers by content: the first with a hash, then a chain per number.
+  std::unordered_map<uint64_t, int32_t> state_by_hash_;
+  std::vector<int32_t> state_next_;
   std::vector<int32_t> table_;  // states x byte classes
   // Per state, read at every trie node (so apart from State): bytes known
   // to lead back to it, and whether there are any.
@@ -99,7 +103,8 @@ class EarleyWalker {
   uint32_t classes_ = 0;
   // Walk projections: content by number, number by key.
   std::deque<std::vector<uint64_t>> proj_content_;  // stable: read while growing
-  std::unordered_map<std::string, uint32_t> proj_ids_;
+  std::unordered_map<uint64_t, int32_t> proj_by_hash_;
+  std::vector<int32_t> proj_next_;
   std::unordered_map<uint64_t, uint64_t> sub_projs_;  // code << 32 | a -> code
   // Lasting projection names (the grammar's, a matcher's own) -> codes.
   std::unordered_map<uint64_t, uint64_t> lasting_codes_, local_codes_;
@@ -110,7 +115,6 @@ class EarleyWalker {
   uint32_t gen_ = 0;
   std::vector<uint64_t> scratch_;
   std::vector<uint32_t> todo_;
-  std::string key_;
   // Per depth of the current path: its state, and its items where nameless.
   std::vector<int32_t> ids_;
   std::vector<std::vector<uint64_t>> depth_items_;
