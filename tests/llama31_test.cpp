@@ -141,6 +141,13 @@ TEST(Llama31Chat, RefusesWhatTheTemplateRefuses) {
   thinking.enable_thinking = true;
   const std::vector<ChatMessage> one = {msg("user", "x")};
   expect_code([&] { (void)t.apply(one, thinking); }, ErrorCode::kUnsupported, "enable_thinking");
+  // Llama 3.1's own option, refused by the other families.
+  ChatOptions in_system;
+  in_system.tools_in_user_message = false;
+  for (const ChatFormat f : {ChatFormat::kChatML, ChatFormat::kQwen3, ChatFormat::kHarmony}) {
+    expect_code([&] { (void)ChatTemplate::of_format(f, "", "").apply(one, in_system); },
+                ErrorCode::kUnsupported, "tools_in_user_message");
+  }
 }
 
 // --- the text-or-call constraint ------------------------------------------------

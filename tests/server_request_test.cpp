@@ -76,13 +76,19 @@ TEST(ServerRequest, MessageShapes) {
                        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
                        {"role": "assistant", "content": null, "reasoning_content": "hm"},
                        {"role": "user", "content": "c"}],
-          "chat_template_kwargs": {"enable_thinking": false}})",
+          "chat_template_kwargs": {"enable_thinking": false, "tools_in_user_message": false}})",
       Endpoint::kChat);
   ASSERT_EQ(r.messages.size(), 4u);
   EXPECT_EQ(r.messages[0].role, "system");
   EXPECT_EQ(r.messages[1].content, "ab");
   EXPECT_EQ(*r.messages[2].reasoning_content, "hm");
   EXPECT_EQ(r.enable_thinking, false);
+  EXPECT_EQ(r.tools_in_user_message, false);
+  EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": "x"}],
+                         "chat_template_kwargs": {"tools_in_user_message": "no"}})",
+                     Endpoint::kChat)
+                .param(),
+            "chat_template_kwargs.tools_in_user_message");
 }
 
 TEST(ServerRequest, CompletionPrompts) {

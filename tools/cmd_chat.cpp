@@ -29,6 +29,7 @@ struct ChatArgs {
   std::string tools_json;
   bool no_generation_prompt = false;
   std::string enable_thinking;
+  std::string tools_in_user_message;
   std::string reasoning_effort;
   std::string date;
 };
@@ -132,6 +133,9 @@ std::function<int()> add_chat(CLI::App& app) {
                   "JSON array of tools ({type: function, function: {...}}) to render");
   sub->add_flag("--no-generation-prompt", a->no_generation_prompt,
                 "Do not open an assistant turn at the end");
+  sub->add_option("--tools-in-user-message", a->tools_in_user_message,
+                  "Llama 3.1: true (the template's default) or false (tools in the system turn)")
+      ->check(CLI::IsMember({"true", "false"}));
   sub->add_option("--enable-thinking", a->enable_thinking, "Qwen3: true or false")
       ->check(CLI::IsMember({"true", "false"}));
   sub->add_option("--reasoning-effort", a->reasoning_effort,
@@ -155,6 +159,8 @@ std::function<int()> add_chat(CLI::App& app) {
     ChatOptions opt;
     opt.add_generation_prompt = !a->no_generation_prompt;
     if (!a->enable_thinking.empty()) opt.enable_thinking = a->enable_thinking == "true";
+    if (!a->tools_in_user_message.empty())
+      opt.tools_in_user_message = a->tools_in_user_message == "true";
     if (!a->reasoning_effort.empty()) opt.reasoning_effort = a->reasoning_effort;
     if (!a->date.empty()) opt.current_date = a->date;
     if (!a->tools_json.empty()) {

@@ -43,6 +43,10 @@ struct ChatOptions {
   // Date:" (unset: the template's default, "26 Jul 2024" for 3.1 and 3.3,
   // today's "%d %b %Y" for 3.2).
   std::optional<std::string> current_date;
+  // The long Llama 3.1 template's tools_in_user_message: false puts the
+  // tools in the system turn instead of the first user message. Unset means
+  // the template's default (true); other families refuse it.
+  std::optional<bool> tools_in_user_message;
 };
 
 // kLlama3 is the short Llama 3 template; kLlama31 the long one (date header,

@@ -48,6 +48,11 @@ std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
             : (date_from_clock_ ? chat_detail::strftime_now("%d %b %Y") : "26 Jul 2024");
     return chat_detail::render_llama31(messages, opt, bos_token_, date);
   }
+  if (opt.tools_in_user_message) {
+    throw Error(ErrorCode::kUnsupported, "tools_in_user_message",
+                std::string("tools_in_user_message is a Llama 3.1 option; this template is ") +
+                    chat_format_name(format_));
+  }
   if (opt.reasoning_effort || opt.current_date) {
     throw Error(ErrorCode::kUnsupported, "reasoning_effort",
                 std::string("reasoning_effort is a gpt-oss option, current_date a gpt-oss and "

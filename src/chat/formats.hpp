@@ -45,7 +45,6 @@ std::string render_gemma(std::span<const ChatMessage> messages, const ChatOption
 // tools are shown as json.dumps(indent=4) writes them.
 std::string render_llama31(std::span<const ChatMessage> messages, const ChatOptions& opt,
                            const std::string& bos_token, std::string_view date);
-std::string llama31_indented_json(std::string_view json_text);
 // The templates' strftime_now(format): the local time now.
 std::string strftime_now(const char* format);
 

@@ -1,7 +1,7 @@
 // The long Llama 3.1 template (also 3.3's, and 3.2's without builtin tools):
 // a system turn that always carries "Cutting Knowledge Date" and "Today
 // Date", the tools in the first user turn (the template's default
-// tools_in_user_message), a call written as one bare JSON object
+// tools_in_user_message) or in the system turn, a call written as one bare JSON object
 // {"name": …, "parameters": …}, and tool results as ipython turns holding the
 // content as a JSON string (a string is `iterable` in Jinja, so the template
 // applies tojson to it).
@@ -53,6 +53,18 @@ std::string call_arguments(const std::string& arguments) {
   }
 }
 
+// The format line, then each tool as `tojson(indent=4)`, as both of the
+// template's tool sections write them.
+void append_tool_list(std::string& out, std::span<const std::string> tools) {
+  out +=
+      "Respond in the format {\"name\": function name, \"parameters\": dictionary of argument "
+      "name and its value}.Do not use variables.\n\n";
+  for (const std::string& t : tools) {
+    append_indented(out, ojson::parse(t), 0);
+    out += "\n\n";
+  }
+}
+
 void check_llama31_messages(std::span<const ChatMessage> messages) {
   if (messages.empty())
     throw Error(ErrorCode::kInvalidArgument, "messages", "the conversation has no messages");
@@ -84,16 +96,11 @@ std::string strftime_now(const char* format) {
   return std::string(buf, n);
 }
 
-std::string llama31_indented_json(std::string_view json_text) {
-  std::string out;
-  append_indented(out, ojson::parse(json_text), 0);
-  return out;
-}
-
 std::string render_llama31(std::span<const ChatMessage> messages, const ChatOptions& opt,
                            const std::string& bos_token, std::string_view date) {
   check_llama31_messages(messages);
   const bool tools = !opt.tools.empty();
+  const bool in_user = opt.tools_in_user_message.value_or(true);
   std::string out = bos_token;
   std::size_t first = 0;
   std::string_view system;
@@ -107,9 +114,15 @@ std::string render_llama31(std::span<const ChatMessage> messages, const ChatOpti
   out += "Cutting Knowledge Date: December 2023\nToday Date: ";
   out += date;
   out += "\n\n";
+  if (tools && !in_user) {
+    out +=
+        "You have access to the following functions. To call a function, please respond with JSON "
+        "for a function call.";
+    append_tool_list(out, opt.tools);
+  }
   out += system;
   out += kEot;
-  if (tools) {
+  if (tools && in_user) {
     if (first == messages.size()) {
       throw Error(ErrorCode::kInvalidArgument, "messages",
                   "Cannot put tools in the first user message when there's no first user "
@@ -120,13 +133,8 @@ std::string render_llama31(std::span<const ChatMessage> messages, const ChatOpti
     out += kHeaderEnd;
     out +=
         "Given the following functions, please respond with a JSON for a function call with its "
-        "proper arguments that best answers the given prompt.\n\n"
-        "Respond in the format {\"name\": function name, \"parameters\": dictionary of argument "
-        "name and its value}.Do not use variables.\n\n";
-    for (const std::string& t : opt.tools) {
-      out += llama31_indented_json(t);
-      out += "\n\n";
-    }
+        "proper arguments that best answers the given prompt.\n\n";
+    append_tool_list(out, opt.tools);
     out += py_strip(messages[first].content);
     out += kEot;
     ++first;

@@ -198,6 +198,8 @@ void parse_messages(const json& body, ApiRequest& r, const RequestLimits& limits
     if (!kw->is_object()) wrong_type("chat_template_kwargs", *kw, "an object");
     if (const json* et = field(*kw, "enable_thinking"))
       r.enable_thinking = boolean(*et, "chat_template_kwargs.enable_thinking");
+    if (const json* tu = field(*kw, "tools_in_user_message"))
+      r.tools_in_user_message = boolean(*tu, "chat_template_kwargs.tools_in_user_message");
   }
 }
 

@@ -71,9 +71,12 @@ def render(template: str, messages, **kw) -> str:
     return out[0]
 
 
-def chat_format(cli, config, messages, tools=None, add_generation_prompt=True, date=None):
+def chat_format(cli, config, messages, tools=None, add_generation_prompt=True, date=None,
+                tools_in_user_message=None):
     args = [cli, "chat-format", "--tokenizer-config", str(config),
             "--messages-json", json.dumps(messages, ensure_ascii=False)]
+    if tools_in_user_message is not None:
+        args += ["--tools-in-user-message", "true" if tools_in_user_message else "false"]
     if tools is not None:
         args += ["--tools-json", json.dumps(tools, ensure_ascii=False)]
     if not add_generation_prompt:
@@ -170,7 +173,17 @@ def test_rendering_matches_transformers(cli, llama):
             assert "Today Date: 05 Dec 2026\n\n" in want
             assert r.stdout.decode("utf-8") == want, f"{version} {case} with date_string"
             checked += 2
-    assert checked == 4 * len(CASES)
+            if tools:
+                # The template's other tool section: the tools in the system turn.
+                want = render(template, messages, add_generation_prompt=gen, date_string="05 Dec 2026",
+                              tools_in_user_message=False, **kw)
+                r = chat_format(cli, config, messages, tools=tools, add_generation_prompt=gen,
+                                date="05 Dec 2026", tools_in_user_message=False)
+                assert r.returncode == 0, f"{version} {case}: {r.stderr.decode()}"
+                assert "You have access to the following functions" in want
+                assert r.stdout.decode("utf-8") == want, f"{version} {case} tools_in_user_message=False"
+                checked += 1
+    assert checked == 4 * len(CASES) + 2 * sum(1 for _, tools in CASES.values() if tools)
 
 
 def test_template_errors_are_invalid_argument(cli, llama):

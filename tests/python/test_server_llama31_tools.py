@@ -50,11 +50,18 @@ def check_call(calls, names=None) -> None:
     jsonschema.validate(json.loads(c.function.arguments), SCHEMAS[c.function.name])
 
 
-def test_prompt_is_the_llama31_template(cli, client, template_file):
+@pytest.mark.parametrize("in_user", [None, False])
+def test_prompt_is_the_llama31_template(cli, client, template_file, in_user):
     from transformers.utils.chat_template_utils import render_jinja_template
 
+    kwargs = {} if in_user is None else {"tools_in_user_message": in_user}
     r = client.chat.completions.create(
-        model="default", messages=ASK, tools=TOOLS, tool_choice="none", max_tokens=1
+        model="default",
+        messages=ASK,
+        tools=TOOLS,
+        tool_choice="none",
+        max_tokens=1,
+        extra_body={"chat_template_kwargs": kwargs} if kwargs else None,
     )
     counts = set()
     for bos in ("", "<|endoftext|>", "<|im_start|>"):
@@ -65,6 +72,7 @@ def test_prompt_is_the_llama31_template(cli, client, template_file):
             add_generation_prompt=True,
             bos_token=bos,
             eos_token="",
+            **kwargs,
         )
         ids = subprocess.run(
             [cli, "tokenize", "--tokenizer", GGUF, "--json", out[0]],
