@@ -29,7 +29,7 @@ class EarleyWalker {
   // `max_states`: named states kept (from mask to mask); past it, or past
   // kMaxEntries table entries, the walk goes on without the table (slower,
   // same result) and the next mask starts a new one.
-  explicit EarleyWalker(size_t max_states = 16384) : max_states_(max_states) {}
+  explicit EarleyWalker(size_t max_states = 8192) : max_states_(max_states) {}
 
   // ORs into mask every token whose bytes the chart's last set can read
   // (EOS excluded). A state known to read every byte below a trie node
