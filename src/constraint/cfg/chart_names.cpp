@@ -7,7 +7,7 @@
 
 namespace nextok::constraint::cfg {
 
-void project_items(const EarleyTables& t, const std::vector<uint64_t>& items, uint32_t a,
+void project_items(const EarleyTables& t, std::span<const uint64_t> items, uint32_t a,
                    std::vector<uint32_t>& todo, std::vector<uint64_t>& out) {
   out.clear();
   todo.assign(1, a);

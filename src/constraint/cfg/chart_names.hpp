@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -39,7 +40,7 @@ inline constexpr int32_t kLocalNames = int32_t{1} << 29;
 // on nonterminal `a`: the items waiting for `a` and, for those that began
 // in the set itself, those waiting for their left-hand sides, closed.
 // `items` is sorted; the result is sorted and deduplicated.
-void project_items(const EarleyTables& t, const std::vector<uint64_t>& items, uint32_t a,
+void project_items(const EarleyTables& t, std::span<const uint64_t> items, uint32_t a,
                    std::vector<uint32_t>& todo, std::vector<uint64_t>& out);
 // Whether named items hold a matcher's own name (kLocalNames and up).
 bool holds_local_name(const std::vector<uint64_t>& items);

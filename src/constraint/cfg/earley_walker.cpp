@@ -31,7 +31,7 @@ void set_bits(std::span<const uint32_t> ids, std::span<uint32_t> mask) {
   }
   for (; k < n; ++k) m[p[k] >> 5] |= 1u << (p[k] & 31);
 }
-uint64_t hash_items(const std::vector<uint64_t>& items) {
+uint64_t hash_items(std::span<const uint64_t> items) {
   uint64_t h = items.size();
   for (const uint64_t it : items) {
     h = (h ^ it) * 0x9E3779B97F4A7C15ull;
@@ -39,7 +39,7 @@ uint64_t hash_items(const std::vector<uint64_t>& items) {
   }
   return h;
 }
-ByteSet next_bytes(const EarleyTables& t, const std::vector<uint64_t>& items) {
+ByteSet next_bytes(const EarleyTables& t, std::span<const uint64_t> items) {
   ByteSet out;
   for (const uint64_t it : items) {
     const Symbol s = t.syms[pos_of(it)];
@@ -59,7 +59,9 @@ void EarleyWalker::clear_tables() {
   table_.clear();
   loops_.clear();
   looping_.clear();
-  proj_content_.clear();
+  state_arena_.clear();
+  proj_arena_.clear();
+  proj_spans_.clear();
   proj_by_hash_.clear();
   proj_next_.clear();
   sub_projs_.clear();
@@ -72,7 +74,7 @@ int32_t EarleyWalker::intern() {
   const auto found = state_by_hash_.find(h);
   for (int32_t id = found == state_by_hash_.end() ? -1 : found->second; id >= 0;
        id = state_next_[static_cast<size_t>(id)]) {
-    if (states_[static_cast<size_t>(id)].items == items_) return id;
+    if (std::ranges::equal(state_items(id), items_)) return id;
   }
   if (states_.size() >= max_states_ || table_.size() + classes_ > kMaxEntries) return kNoName;
   const auto id = static_cast<int32_t>(states_.size());
@@ -82,27 +84,32 @@ int32_t EarleyWalker::intern() {
   loops_.emplace_back();
   looping_.push_back(0);
   State& s = states_.emplace_back();
-  s.items = items_;
-  s.next = next_bytes(*t_, s.items);
+  s.begin = state_arena_.size();
+  s.size = static_cast<uint32_t>(items_.size());
+  state_arena_.insert(state_arena_.end(), items_.begin(), items_.end());
+  s.next = next_bytes(*t_, items_);
   return id;
 }
 
-uint64_t EarleyWalker::project(const std::vector<uint64_t>& items, uint32_t a) {
+uint64_t EarleyWalker::project(std::span<const uint64_t> items, uint32_t a) {
   project_items(*t_, items, a, todo_, scratch_);
   return intern_projection(scratch_);
 }
 
-uint64_t EarleyWalker::intern_projection(const std::vector<uint64_t>& items) {
+uint64_t EarleyWalker::intern_projection(std::span<const uint64_t> items) {
   const uint64_t h = hash_items(items);
   const auto found = proj_by_hash_.find(h);
   for (int32_t id = found == proj_by_hash_.end() ? -1 : found->second; id >= 0;
        id = proj_next_[static_cast<size_t>(id)]) {
-    if (proj_content_[static_cast<size_t>(id)] == items) return kRef | static_cast<uint64_t>(id);
+    if (std::ranges::equal(proj_items(kRef | static_cast<uint64_t>(id)), items)) {
+      return kRef | static_cast<uint64_t>(id);
+    }
   }
-  const auto id = static_cast<int32_t>(proj_content_.size());
+  const auto id = static_cast<int32_t>(proj_spans_.size());
   proj_next_.push_back(found == proj_by_hash_.end() ? -1 : found->second);
   proj_by_hash_[h] = id;
-  proj_content_.push_back(items);
+  proj_spans_.emplace_back(proj_arena_.size(), items.size());
+  proj_arena_.insert(proj_arena_.end(), items.begin(), items.end());
   return kRef | static_cast<uint64_t>(id);
 }
 
@@ -111,7 +118,7 @@ uint64_t EarleyWalker::state_projection(int32_t s, size_t depth, uint32_t a) {
   for (const auto& [x, code] : states_[static_cast<size_t>(s)].projs) {
     if (x == a) return code;
   }
-  const uint64_t code = project(states_[static_cast<size_t>(s)].items, a);
+  const uint64_t code = project(state_items(s), a);
   states_[static_cast<size_t>(s)].projs.emplace_back(a, code);
   return code;
 }
@@ -158,7 +165,7 @@ uint64_t EarleyWalker::translate(uint64_t lasting) {
 uint64_t EarleyWalker::sub_projection(uint64_t code, uint32_t a) {
   const uint64_t key = (code << 32) | a;
   if (auto it = sub_projs_.find(key); it != sub_projs_.end()) return it->second;
-  const uint64_t sub = project(proj_content_[static_cast<size_t>(code - kRef)], a);
+  const uint64_t sub = project(proj_items(code), a);
   sub_projs_.emplace(key, sub);
   return sub;
 }
@@ -205,7 +212,8 @@ int32_t EarleyWalker::step(int32_t s, uint8_t b, size_t depth) {
     gen_ = 1;
   }
   items_.clear();
-  const std::vector<uint64_t>& from = items_of(s, depth);
+  // A view into the arena: nothing is added to it before the loop ends.
+  const std::span<const uint64_t> from = items_of(s, depth);
   for (size_t i = 0; i < from.size(); ++i) {
     const uint64_t it = from[i];
     const uint32_t pos = pos_of(it);
@@ -228,9 +236,10 @@ int32_t EarleyWalker::step(int32_t s, uint8_t b, size_t depth) {
           if (t.syms[pos_of(w)] == a) add(pos_of(w) + 1, code_of(w));
         }
       } else {
-        const std::vector<uint64_t>& src = proj_content_[static_cast<size_t>(code - kRef)];
-        for (size_t j = 0; j < src.size(); ++j) {
-          const uint64_t w = src[j];
+        // By index: sub_projection may grow the arena.
+        const auto [begin, size] = proj_spans_[static_cast<size_t>(code - kRef)];
+        for (size_t j = 0; j < size; ++j) {
+          const uint64_t w = proj_arena_[begin + j];
           if (t.syms[pos_of(w)] != a) continue;
           const uint64_t wc = code_of(w);
           add(pos_of(w) + 1, wc == kSelf ? sub_projection(code, t.lhs[pos_of(w)]) : wc);

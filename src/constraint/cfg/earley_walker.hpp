@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -46,7 +45,8 @@ class EarleyWalker {
   static constexpr uint64_t kRef = uint64_t{2} << 30, kSelf = kSelfOrigin;
 
   struct State {
-    std::vector<uint64_t> items;                       // sorted: pos << 32 | origin code
+    size_t begin = 0;  // its items in state_arena_, sorted: pos << 32 | origin code
+    uint32_t size = 0;
     ByteSet next;                                      // the bytes it can read
     int8_t closed = -1;                                // utf8_closed, -1 not yet known
     std::vector<std::pair<uint32_t, uint64_t>> projs;  // nonterminal -> code
@@ -56,17 +56,26 @@ class EarleyWalker {
   // room is spent.
   int32_t intern();
   // State s's items, or for kNoName the nameless set kept at `depth`.
-  const std::vector<uint64_t>& items_of(int32_t s, size_t depth) const {
-    return s >= 0 ? states_[static_cast<size_t>(s)].items : depth_items_[depth];
+  std::span<const uint64_t> state_items(int32_t s) const {
+    const State& st = states_[static_cast<size_t>(s)];
+    return {state_arena_.data() + st.begin, st.size};
+  }
+  std::span<const uint64_t> items_of(int32_t s, size_t depth) const {
+    return s >= 0 ? state_items(s) : std::span<const uint64_t>(depth_items_[depth]);
+  }
+  // A walk projection's items (code: kRef | its number).
+  std::span<const uint64_t> proj_items(uint64_t code) const {
+    const auto [begin, size] = proj_spans_[static_cast<size_t>(code - kRef)];
+    return {proj_arena_.data() + begin, size};
   }
   // The code of the projection of `items` on nonterminal a.
-  uint64_t project(const std::vector<uint64_t>& items, uint32_t a);
+  uint64_t project(std::span<const uint64_t> items, uint32_t a);
   // The code of the projection on a of state s at `depth` (cached per
   // named state).
   uint64_t state_projection(int32_t s, size_t depth, uint32_t a);
   // The code of the projection named `code` projected again on a.
   uint64_t sub_projection(uint64_t code, uint32_t a);
-  uint64_t intern_projection(const std::vector<uint64_t>& items);
+  uint64_t intern_projection(std::span<const uint64_t> items);
   uint64_t translate(uint64_t lasting);
   // The Earley step on names from state s at `depth` on byte b: the new
   // state, kDead, or kNoName (no room; its items are kept at depth + 1).
@@ -102,7 +111,10 @@ class EarleyWalker {
   std::vector<uint8_t> looping_;
   uint32_t classes_ = 0;
   // Walk projections: content by number, number by key.
-  std::deque<std::vector<uint64_t>> proj_content_;  // stable: read while growing
+  // Items of every state and walk projection, one arena each (no allocation
+  // per state; clearing is one free).
+  std::vector<uint64_t> state_arena_, proj_arena_;
+  std::vector<std::pair<size_t, size_t>> proj_spans_;  // per projection: begin, size
   std::unordered_map<uint64_t, int32_t> proj_by_hash_;
   std::vector<int32_t> proj_next_;
   std::unordered_map<uint64_t, uint64_t> sub_projs_;  // code << 32 | a -> code
