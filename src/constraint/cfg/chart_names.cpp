@@ -53,14 +53,15 @@ const std::string& projection_key(const std::vector<uint64_t>& items, std::strin
   key.push_back(2);  // a projection, never equal to a set's key (0 or 1)
   return key;
 }
-}  // namespace
 
+// Whether named items hold a matcher's own name (kLocalNames and up).
 bool holds_local_name(const std::vector<uint64_t>& items) {
   return std::any_of(items.begin(), items.end(), [](uint64_t it) {
     const uint64_t code = it & 0xFFFFFFFFu;
     return code >= static_cast<uint64_t>(kLocalNames) && code != kSelfOrigin;
   });
 }
+}  // namespace
 
 int32_t ChartNames::intern(const std::string& key, bool local) {
   // A key that holds a matcher's own name means nothing to other matchers.

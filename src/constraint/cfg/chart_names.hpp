@@ -42,8 +42,6 @@ inline constexpr int32_t kLocalNames = int32_t{1} << 29;
 // `items` is sorted; the result is sorted and deduplicated.
 void project_items(const EarleyTables& t, std::span<const uint64_t> items, uint32_t a,
                    std::vector<uint32_t>& todo, std::vector<uint64_t>& out);
-// Whether named items hold a matcher's own name (kLocalNames and up).
-bool holds_local_name(const std::vector<uint64_t>& items);
 
 class ChartNames {
  public:

@@ -129,12 +129,12 @@ uint64_t EarleyWalker::state_projection(int32_t s, size_t depth, uint32_t a) {
 // this walk gave the same projections, and meets the states it reached.
 // Iterative: a chain of projections is as deep as the input's nesting.
 uint64_t EarleyWalker::translate(uint64_t lasting) {
-  auto& cache = static_cast<int32_t>(lasting) >= kLocalNames ? local_codes_ : lasting_codes_;
+  auto& cache = codes_for(lasting);
   if (auto it = cache.find(lasting); it != cache.end()) return it->second;
   std::vector<uint64_t> todo = {lasting};
   while (!todo.empty()) {
     const uint64_t name = todo.back();
-    auto& names = static_cast<int32_t>(name) >= kLocalNames ? local_codes_ : lasting_codes_;
+    auto& names = codes_for(name);
     if (names.count(name)) {
       todo.pop_back();
       continue;
@@ -146,7 +146,7 @@ uint64_t EarleyWalker::translate(uint64_t lasting) {
     for (uint64_t& it : items) {
       const uint64_t code = code_of(it);
       if (code == kSelf) continue;
-      auto& inner = static_cast<int32_t>(code) >= kLocalNames ? local_codes_ : lasting_codes_;
+      auto& inner = codes_for(code);
       if (auto f = inner.find(code); f != inner.end()) {
         it = (it & ~uint64_t{0xFFFFFFFFu}) | f->second;
       } else {

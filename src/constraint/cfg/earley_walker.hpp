@@ -77,6 +77,10 @@ class EarleyWalker {
   uint64_t sub_projection(uint64_t code, uint32_t a);
   uint64_t intern_projection(std::span<const uint64_t> items);
   uint64_t translate(uint64_t lasting);
+  // Where a lasting name's translation is kept: a matcher's own or the grammar's.
+  std::unordered_map<uint64_t, uint64_t>& codes_for(uint64_t lasting) {
+    return static_cast<int32_t>(lasting) >= kLocalNames ? local_codes_ : lasting_codes_;
+  }
   // The Earley step on names from state s at `depth` on byte b: the new
   // state, kDead, or kNoName (no room; its items are kept at depth + 1).
   int32_t step(int32_t s, uint8_t b, size_t depth);
