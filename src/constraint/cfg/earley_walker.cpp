@@ -71,15 +71,15 @@ void EarleyWalker::clear_tables() {
 
 int32_t EarleyWalker::intern() {
   const uint64_t h = hash_items(items_);
-  const auto found = state_by_hash_.find(h);
-  for (int32_t id = found == state_by_hash_.end() ? -1 : found->second; id >= 0;
-       id = state_next_[static_cast<size_t>(id)]) {
+  const int32_t* found = state_by_hash_.find(h);
+  const int32_t first = found == nullptr ? -1 : *found;
+  for (int32_t id = first; id >= 0; id = state_next_[static_cast<size_t>(id)]) {
     if (std::ranges::equal(state_items(id), items_)) return id;
   }
   if (states_.size() >= max_states_ || table_.size() + classes_ > kMaxEntries) return kNoName;
   const auto id = static_cast<int32_t>(states_.size());
-  state_next_.push_back(found == state_by_hash_.end() ? -1 : found->second);
-  state_by_hash_[h] = id;
+  state_next_.push_back(first);
+  state_by_hash_.set(h, id);
   table_.resize(table_.size() + classes_, kUnknown);
   loops_.emplace_back();
   looping_.push_back(0);
@@ -98,16 +98,16 @@ uint64_t EarleyWalker::project(std::span<const uint64_t> items, uint32_t a) {
 
 uint64_t EarleyWalker::intern_projection(std::span<const uint64_t> items) {
   const uint64_t h = hash_items(items);
-  const auto found = proj_by_hash_.find(h);
-  for (int32_t id = found == proj_by_hash_.end() ? -1 : found->second; id >= 0;
-       id = proj_next_[static_cast<size_t>(id)]) {
+  const int32_t* found = proj_by_hash_.find(h);
+  const int32_t first = found == nullptr ? -1 : *found;
+  for (int32_t id = first; id >= 0; id = proj_next_[static_cast<size_t>(id)]) {
     if (std::ranges::equal(proj_items(kRef | static_cast<uint64_t>(id)), items)) {
       return kRef | static_cast<uint64_t>(id);
     }
   }
   const auto id = static_cast<int32_t>(proj_spans_.size());
-  proj_next_.push_back(found == proj_by_hash_.end() ? -1 : found->second);
-  proj_by_hash_[h] = id;
+  proj_next_.push_back(first);
+  proj_by_hash_.set(h, id);
   proj_spans_.emplace_back(proj_arena_.size(), items.size());
   proj_arena_.insert(proj_arena_.end(), items.begin(), items.end());
   return kRef | static_cast<uint64_t>(id);
@@ -164,9 +164,9 @@ uint64_t EarleyWalker::translate(uint64_t lasting) {
 
 uint64_t EarleyWalker::sub_projection(uint64_t code, uint32_t a) {
   const uint64_t key = (code << 32) | a;
-  if (auto it = sub_projs_.find(key); it != sub_projs_.end()) return it->second;
+  if (const uint64_t* known = sub_projs_.find(key)) return *known;
   const uint64_t sub = project(proj_items(code), a);
-  sub_projs_.emplace(key, sub);
+  sub_projs_.set(key, sub);
   return sub;
 }
 
@@ -205,11 +205,75 @@ void EarleyWalker::add(uint32_t pos, uint64_t code) {
 // an item that began in the set stepped from now points to that set's
 // projection on its left-hand side, and completing A through an origin
 // code reads that projection's items waiting for A.
+void EarleyWalker::make_closure(uint32_t a, std::vector<uint32_t>& pos,
+                                std::vector<uint32_t>& nts) {
+  const EarleyTables& t = *t_;
+  if (++closure_gen_ == 0) {
+    std::fill(pos_stamp_.begin(), pos_stamp_.end(), 0);
+    std::fill(nt_stamp_.begin(), nt_stamp_.end(), 0);
+    closure_gen_ = 1;
+  }
+  pos.clear();
+  nts.clear();
+  todo_.clear();
+  const auto visit = [&](uint32_t n) {
+    if (nt_stamp_[n] == closure_gen_) return;
+    nt_stamp_[n] = closure_gen_;
+    nts.push_back(n);
+    for (uint32_t k = t.prod_begin[n]; k < t.prod_begin[n + 1]; ++k) todo_.push_back(t.prods[k]);
+  };
+  visit(a);
+  while (!todo_.empty()) {
+    const uint32_t p = todo_.back();
+    todo_.pop_back();
+    if (pos_stamp_[p] == closure_gen_) continue;
+    pos_stamp_[p] = closure_gen_;
+    const Symbol sym = t.syms[p];
+    if (sym == EarleyTables::kEnd) continue;
+    pos.push_back(p);
+    if (sym >= 0) {
+      visit(static_cast<uint32_t>(sym));
+      if (t.nullable[static_cast<size_t>(sym)]) todo_.push_back(p + 1);
+    }
+  }
+}
+
+void EarleyWalker::predict(uint32_t a) {
+  if (predicted_[a] == predict_gen_) return;
+  Closure& c = closures_[a];
+  if (c.kept < 0) {
+    make_closure(a, spill_pos_, spill_nts_);
+    c.kept = spill_pos_.size() <= kMaxClosure ? 1 : 0;
+    if (c.kept == 1) {
+      c.begin = static_cast<uint32_t>(closure_pos_.size());
+      c.size = static_cast<uint32_t>(spill_pos_.size());
+      c.nts_begin = static_cast<uint32_t>(closure_nts_.size());
+      c.nts_size = static_cast<uint32_t>(spill_nts_.size());
+      closure_pos_.insert(closure_pos_.end(), spill_pos_.begin(), spill_pos_.end());
+      closure_nts_.insert(closure_nts_.end(), spill_nts_.begin(), spill_nts_.end());
+    }
+  } else if (c.kept == 0) {
+    make_closure(a, spill_pos_, spill_nts_);
+  }
+  const std::span<const uint32_t> nts =
+      c.kept == 1 ? std::span<const uint32_t>(closure_nts_).subspan(c.nts_begin, c.nts_size)
+                  : std::span<const uint32_t>(spill_nts_);
+  const std::span<const uint32_t> pos =
+      c.kept == 1 ? std::span<const uint32_t>(closure_pos_).subspan(c.begin, c.size)
+                  : std::span<const uint32_t>(spill_pos_);
+  for (const uint32_t n : nts) predicted_[n] = predict_gen_;
+  for (const uint32_t p : pos) add(p, kSelf);
+}
+
 int32_t EarleyWalker::step(int32_t s, uint8_t b, size_t depth) {
   const EarleyTables& t = *t_;
   if (++gen_ == 0) {
     std::fill(seen_gen_.begin(), seen_gen_.end(), 0);
     gen_ = 1;
+  }
+  if (++predict_gen_ == 0) {
+    std::fill(predicted_.begin(), predicted_.end(), 0);
+    predict_gen_ = 1;
   }
   items_.clear();
   // A view into the arena: nothing is added to it before the loop ends.
@@ -224,30 +288,29 @@ int32_t EarleyWalker::step(int32_t s, uint8_t b, size_t depth) {
     add(pos + 1, code);
   }
   if (items_.empty()) return kDead;
+  // Items that began in this set came from predict(), closed already; one
+  // of them complete derived the empty string, and predicting its nullable
+  // left-hand side stepped every item waiting for it (Aycock and Horspool).
+  // So only the others predict, and complete through their origin's
+  // projection.
   for (size_t i = 0; i < items_.size(); ++i) {
-    const uint32_t pos = pos_of(items_[i]);
     const uint64_t code = code_of(items_[i]);
+    if (code == kSelf) continue;
+    const uint32_t pos = pos_of(items_[i]);
     const Symbol sym = t.syms[pos];
     if (sym == EarleyTables::kEnd) {
       const auto a = static_cast<Symbol>(t.lhs[pos]);
-      if (code == kSelf) {
-        for (size_t j = 0, hi = items_.size(); j < hi; ++j) {
-          const uint64_t w = items_[j];
-          if (t.syms[pos_of(w)] == a) add(pos_of(w) + 1, code_of(w));
-        }
-      } else {
-        // By index: sub_projection may grow the arena.
-        const auto [begin, size] = proj_spans_[static_cast<size_t>(code - kRef)];
-        for (size_t j = 0; j < size; ++j) {
-          const uint64_t w = proj_arena_[begin + j];
-          if (t.syms[pos_of(w)] != a) continue;
-          const uint64_t wc = code_of(w);
-          add(pos_of(w) + 1, wc == kSelf ? sub_projection(code, t.lhs[pos_of(w)]) : wc);
-        }
+      // By index: sub_projection may grow the arena.
+      const auto [begin, size] = proj_spans_[static_cast<size_t>(code - kRef)];
+      for (size_t j = 0; j < size; ++j) {
+        const uint64_t w = proj_arena_[begin + j];
+        if (t.syms[pos_of(w)] != a) continue;
+        const uint64_t wc = code_of(w);
+        add(pos_of(w) + 1, wc == kSelf ? sub_projection(code, t.lhs[pos_of(w)]) : wc);
       }
     } else if (sym >= 0) {
-      const auto a = static_cast<size_t>(sym);
-      for (uint32_t p = t.prod_begin[a]; p < t.prod_begin[a + 1]; ++p) add(t.prods[p], kSelf);
+      const auto a = static_cast<uint32_t>(sym);
+      predict(a);
       if (t.nullable[a]) add(pos + 1, code);
     }
   }
@@ -342,6 +405,15 @@ void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t ma
   // Past half the room, start afresh: a walk that ran out of names midway
   // goes on with nameless states, which are stepped every time.
   if (t_ != &t || states_.size() * 2 >= max_states_ || table_.size() * 2 >= kMaxEntries) {
+    if (t_ != &t) {
+      closures_.assign(t.prod_begin.size() - 1, Closure{});
+      closure_pos_.clear();
+      closure_nts_.clear();
+      pos_stamp_.assign(t.syms.size(), 0);
+      nt_stamp_.assign(t.prod_begin.size() - 1, 0);
+      predicted_.assign(t.prod_begin.size() - 1, 0);
+      closure_gen_ = predict_gen_ = 0;
+    }
     clear_tables();
     t_ = &t;
     classes_ = t.classes;

@@ -19,6 +19,7 @@
 
 #include "constraint/cfg/chart_names.hpp"
 #include "constraint/cfg/earley.hpp"
+#include "constraint/cfg/flat_map.hpp"
 #include "constraint/trie/token_trie.hpp"
 
 namespace nextok::constraint::cfg {
@@ -85,6 +86,18 @@ class EarleyWalker {
   // state, kDead, or kNoName (no room; its items are kept at depth + 1).
   int32_t step(int32_t s, uint8_t b, size_t depth);
   void add(uint32_t pos, uint64_t code);
+  // Adds what predicting nonterminal a adds, closed: its productions, those
+  // of the nonterminals they wait for, and (Aycock and Horspool) the steps
+  // over nullable ones, all beginning in this set; once per step.
+  void predict(uint32_t a);
+  // The closure's positions (completed ones left out) and the nonterminals
+  // it predicts, kept per nonterminal up to kMaxClosure positions.
+  struct Closure {
+    uint32_t begin = 0, size = 0, nts_begin = 0, nts_size = 0;
+    int8_t kept = -1;  // -1 not made yet, 0 too large to keep, 1 kept
+  };
+  static constexpr size_t kMaxClosure = 4096;
+  void make_closure(uint32_t a, std::vector<uint32_t>& pos, std::vector<uint32_t>& nts);
   // Marks key as in the set being built; true if it was already.
   bool seen(uint64_t key);
   // The state after byte b from state `from` at `depth`, from the table or
@@ -106,7 +119,7 @@ class EarleyWalker {
   size_t base_ = 0;  // the chart set the walk starts from (for error messages)
   std::vector<State> states_;
   // Numbers by content: the first with a hash, then a chain per number.
-  std::unordered_map<uint64_t, int32_t> state_by_hash_;
+  FlatMap<int32_t> state_by_hash_;
   std::vector<int32_t> state_next_;
   std::vector<int32_t> table_;  // states x byte classes
   // Per state, read at every trie node (so apart from State): bytes known
@@ -119,9 +132,9 @@ class EarleyWalker {
   // per state; clearing is one free).
   std::vector<uint64_t> state_arena_, proj_arena_;
   std::vector<std::pair<size_t, size_t>> proj_spans_;  // per projection: begin, size
-  std::unordered_map<uint64_t, int32_t> proj_by_hash_;
+  FlatMap<int32_t> proj_by_hash_;
   std::vector<int32_t> proj_next_;
-  std::unordered_map<uint64_t, uint64_t> sub_projs_;  // code << 32 | a -> code
+  FlatMap<uint64_t> sub_projs_;  // code << 32 | a -> code
   // Lasting projection names (the grammar's, a matcher's own) -> codes.
   std::unordered_map<uint64_t, uint64_t> lasting_codes_, local_codes_;
   // The step's set under construction, deduplicated by a stamped hash.
@@ -130,6 +143,10 @@ class EarleyWalker {
   std::vector<uint32_t> seen_gen_;
   uint32_t gen_ = 0;
   std::vector<uint64_t> scratch_;
+  std::vector<Closure> closures_;  // per nonterminal of t_
+  std::vector<uint32_t> closure_pos_, closure_nts_, spill_pos_, spill_nts_;
+  std::vector<uint32_t> pos_stamp_, nt_stamp_, predicted_;
+  uint32_t closure_gen_ = 0, predict_gen_ = 0;
   std::vector<uint32_t> todo_;
   // Per depth of the current path: its state, and its items where nameless.
   std::vector<int32_t> ids_;
