@@ -442,32 +442,53 @@ void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t ma
   items_.erase(std::unique(items_.begin(), items_.end()), items_.end());
   ids_[0] = intern();
   if (ids_[0] == kNoName) depth_items_[0] = items_;
-  for (size_t i = 1; i < nodes.size();) {
-    const auto& n = nodes[i];
+  // The hot loop reads through raw pointers, refreshed after a step (which
+  // may grow the tables), so stores into the mask do not force reloads.
+  const uint8_t* byte_class = t.byte_class.data();
+  const int32_t* table = table_.data();
+  const uint8_t* looping = looping_.data();
+  int32_t* ids = ids_.data();
+  uint32_t* m = mask.data();
+  const auto* node = nodes.data();
+  const size_t node_count = nodes.size();
+  const size_t classes = classes_;
+  for (size_t i = 1; i < node_count;) {
+    const auto& n = node[i];
     const size_t d = n.depth;
-    const int32_t parent = ids_[d - 1];
+    const int32_t parent = ids[d - 1];
     int32_t child;
     if (parent >= 0) {
       // The table answers most nodes; a dead byte is noted there too.
-      child = table_[static_cast<size_t>(parent) * classes_ + t.byte_class[n.byte]];
-      if (child == kUnknown) child = step_from(parent, n.byte, d - 1);
+      child = table[static_cast<size_t>(parent) * classes + byte_class[n.byte]];
+      if (child == kUnknown) {
+        child = step_from(parent, n.byte, d - 1);
+        table = table_.data();
+        looping = looping_.data();
+      }
     } else {
       child = step(parent, n.byte, d - 1);
+      table = table_.data();
+      looping = looping_.data();
     }
     if (child == kDead) {
       i = n.end;
       continue;
     }
-    ids_[d] = child;
-    if (child >= 0 && looping_[static_cast<size_t>(child)] != 0 &&
-        fits_below(child, below[i], utf8[i], n.end - i, d)) {
-      set_bits(trie.subtree_tokens(i), mask);
-      i = n.end;
-      continue;
+    ids[d] = child;
+    // A leaf's subtree is its own tokens: nothing to skip.
+    if (n.end > i + 1 && child >= 0 && looping[static_cast<size_t>(child)] != 0) {
+      const bool fits = fits_below(child, below[i], utf8[i], n.end - i, d);
+      table = table_.data();
+      looping = looping_.data();
+      if (fits) {
+        set_bits(trie.subtree_tokens(i), mask);
+        i = n.end;
+        continue;
+      }
     }
     for (uint32_t k = 0; k < n.token_count; ++k) {
       const uint32_t id = tokens[n.first_token + k];
-      mask[id >> 5] |= 1u << (id & 31);
+      m[id >> 5] |= 1u << (id & 31);
     }
     ++i;
   }
