@@ -148,6 +148,46 @@ TEST(Llama31Chat, RefusesWhatTheTemplateRefuses) {
     expect_code([&] { (void)ChatTemplate::of_format(f, "", "").apply(one, in_system); },
                 ErrorCode::kUnsupported, "tools_in_user_message");
   }
+  ChatOptions builtin;
+  builtin.builtin_tools = std::vector<std::string>{"brave_search"};
+  for (const ChatFormat f : {ChatFormat::kChatML, ChatFormat::kQwen3, ChatFormat::kHarmony,
+                             ChatFormat::kLlama3, ChatFormat::kGemma}) {
+    expect_code([&] { (void)ChatTemplate::of_format(f, "", "").apply(one, builtin); },
+                ErrorCode::kUnsupported, "builtin_tools");
+  }
+}
+
+// A template with builtin tools (3.1, 3.3): the Tools line, the python_tag
+// call with string arguments, end-of-message after a call; a number as an
+// argument is refused. Without the builtin markers (3.2) the option changes
+// nothing, as transformers passes it to a template that does not read it.
+TEST(Llama31Chat, BuiltinTools) {
+  const std::string with_builtin =
+      std::string(kLongTemplate) + "{%- if builtin_tools is defined %}<|python_tag|>{%- endif %}";
+  const ChatTemplate t = ChatTemplate::detect(with_builtin, "<s>", "<|eot_id|>");
+  const ChatTemplate plain = ChatTemplate::detect(kLongTemplate, "<s>", "<|eot_id|>");
+  ChatOptions opt;
+  opt.builtin_tools = std::vector<std::string>{"code_interpreter", "brave_search", "wolfram_alpha"};
+  opt.add_generation_prompt = false;
+  const std::vector<ChatMessage> call = {
+      msg("user", "q"),
+      msg("assistant", "", {{"brave_search", R"({"query": "a \"b\"", "n": "2"})"}})};
+  const std::string out = t.apply(call, opt);
+  EXPECT_NE(out.find("Environment: ipython\nTools: brave_search, wolfram_alpha\n\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("<|python_tag|>brave_search.call(query=\"a \"b\"\", n=\"2\")<|eom_id|>"),
+            std::string::npos)
+      << out;
+  const std::string ignored = plain.apply(call, opt);
+  EXPECT_EQ(ignored.find("Tools:"), std::string::npos) << ignored;
+  EXPECT_NE(ignored.find(R"({"name": "brave_search", "parameters": )"), std::string::npos);
+  const std::vector<ChatMessage> number = {
+      msg("user", "q"), msg("assistant", "", {{"wolfram_alpha", R"({"query": 2})"}})};
+  expect_code([&] { (void)t.apply(number, opt); }, ErrorCode::kInvalidArgument, "tool_calls");
+  const std::vector<ChatMessage> not_object = {msg("user", "q"),
+                                               msg("assistant", "", {{"wolfram_alpha", "[1]"}})};
+  expect_code([&] { (void)t.apply(not_object, opt); }, ErrorCode::kInvalidArgument, "tool_calls");
 }
 
 // --- the text-or-call constraint ------------------------------------------------

@@ -76,7 +76,8 @@ TEST(ServerRequest, MessageShapes) {
                        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
                        {"role": "assistant", "content": null, "reasoning_content": "hm"},
                        {"role": "user", "content": "c"}],
-          "chat_template_kwargs": {"enable_thinking": false, "tools_in_user_message": false}})",
+          "chat_template_kwargs": {"enable_thinking": false, "tools_in_user_message": false,
+                                   "builtin_tools": ["brave_search", "wolfram_alpha"]}})",
       Endpoint::kChat);
   ASSERT_EQ(r.messages.size(), 4u);
   EXPECT_EQ(r.messages[0].role, "system");
@@ -84,6 +85,17 @@ TEST(ServerRequest, MessageShapes) {
   EXPECT_EQ(*r.messages[2].reasoning_content, "hm");
   EXPECT_EQ(r.enable_thinking, false);
   EXPECT_EQ(r.tools_in_user_message, false);
+  EXPECT_EQ(r.builtin_tools, (std::vector<std::string>{"brave_search", "wolfram_alpha"}));
+  EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": "x"}],
+                         "chat_template_kwargs": {"builtin_tools": "brave_search"}})",
+                     Endpoint::kChat)
+                .param(),
+            "chat_template_kwargs.builtin_tools");
+  EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": "x"}],
+                         "chat_template_kwargs": {"builtin_tools": ["a", 1]}})",
+                     Endpoint::kChat)
+                .param(),
+            "chat_template_kwargs.builtin_tools[1]");
   EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": "x"}],
                          "chat_template_kwargs": {"tools_in_user_message": "no"}})",
                      Endpoint::kChat)

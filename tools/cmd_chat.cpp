@@ -30,6 +30,7 @@ struct ChatArgs {
   bool no_generation_prompt = false;
   std::string enable_thinking;
   std::string tools_in_user_message;
+  std::optional<std::string> builtin_tools;
   std::string reasoning_effort;
   std::string date;
 };
@@ -136,6 +137,9 @@ std::function<int()> add_chat(CLI::App& app) {
   sub->add_option("--tools-in-user-message", a->tools_in_user_message,
                   "Llama 3.1: true (the template's default) or false (tools in the system turn)")
       ->check(CLI::IsMember({"true", "false"}));
+  sub->add_option("--builtin-tools", a->builtin_tools,
+                  "Llama 3.1: the template's builtin_tools, comma-separated (brave_search, "
+                  "wolfram_alpha, code_interpreter; \"\" passes an empty list)");
   sub->add_option("--enable-thinking", a->enable_thinking, "Qwen3: true or false")
       ->check(CLI::IsMember({"true", "false"}));
   sub->add_option("--reasoning-effort", a->reasoning_effort,
@@ -161,6 +165,16 @@ std::function<int()> add_chat(CLI::App& app) {
     if (!a->enable_thinking.empty()) opt.enable_thinking = a->enable_thinking == "true";
     if (!a->tools_in_user_message.empty())
       opt.tools_in_user_message = a->tools_in_user_message == "true";
+    if (a->builtin_tools) {
+      std::vector<std::string> names;
+      std::string_view rest = *a->builtin_tools;
+      while (!rest.empty()) {
+        const size_t comma = rest.find(',');
+        names.emplace_back(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      }
+      opt.builtin_tools = std::move(names);
+    }
     if (!a->reasoning_effort.empty()) opt.reasoning_effort = a->reasoning_effort;
     if (!a->date.empty()) opt.current_date = a->date;
     if (!a->tools_json.empty()) {

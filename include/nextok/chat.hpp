@@ -47,6 +47,14 @@ struct ChatOptions {
   // tools in the system turn instead of the first user message. Unset means
   // the template's default (true); other families refuse it.
   std::optional<bool> tools_in_user_message;
+  // The long Llama 3.1 template's builtin_tools (brave_search, wolfram_alpha,
+  // code_interpreter). Unset means not passed. The 3.1 and 3.3 templates then
+  // write "Environment: ipython" and a "Tools:" line (code_interpreter left
+  // out of it), a call to one of them as `<|python_tag|>name.call(arg="value",
+  // …)` (string values only, as the template concatenates them), and end
+  // every call turn with <|eom_id|>; 3.2's template does not read it, and
+  // renders as without it, as transformers does. Other families refuse it.
+  std::optional<std::vector<std::string>> builtin_tools;
 };
 
 // kLlama3 is the short Llama 3 template; kLlama31 the long one (date header,
@@ -83,12 +91,14 @@ class ChatTemplate {
 
  private:
   ChatTemplate(ChatFormat format, std::string bos, std::string eos,
-               std::optional<std::string> default_system, bool date_from_clock = false)
+               std::optional<std::string> default_system, bool date_from_clock = false,
+               bool reads_builtin_tools = false)
       : format_(format),
         bos_token_(std::move(bos)),
         eos_token_(std::move(eos)),
         default_system_(std::move(default_system)),
-        date_from_clock_(date_from_clock) {}
+        date_from_clock_(date_from_clock),
+        reads_builtin_tools_(reads_builtin_tools) {}
 
   ChatFormat format_;
   std::string bos_token_;
@@ -97,6 +107,8 @@ class ChatTemplate {
   // kLlama31: the template's default date is today's (Llama 3.2's
   // strftime_now) rather than a fixed one.
   bool date_from_clock_ = false;
+  // kLlama31: the template reads builtin_tools (3.1 and 3.3; not 3.2).
+  bool reads_builtin_tools_ = false;
 };
 
 }  // namespace nextok

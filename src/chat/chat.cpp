@@ -46,7 +46,12 @@ std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
         opt.current_date
             ? *opt.current_date
             : (date_from_clock_ ? chat_detail::strftime_now("%d %b %Y") : "26 Jul 2024");
-    return chat_detail::render_llama31(messages, opt, bos_token_, date);
+    return chat_detail::render_llama31(messages, opt, bos_token_, date, reads_builtin_tools_);
+  }
+  if (opt.builtin_tools) {
+    throw Error(ErrorCode::kUnsupported, "builtin_tools",
+                std::string("builtin_tools is a Llama 3.1 option; this template is ") +
+                    chat_format_name(format_));
   }
   if (opt.tools_in_user_message) {
     throw Error(ErrorCode::kUnsupported, "tools_in_user_message",

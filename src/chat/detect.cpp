@@ -85,8 +85,10 @@ ChatTemplate ChatTemplate::detect(std::string_view src, std::string bos_token,
     if (llama31) {
       // 3.2 dates the system turn with strftime_now; 3.1 and 3.3 with a fixed default.
       const bool clock = has(src, "strftime_now");
+      // 3.1 and 3.3 have builtin tools (brave_search, wolfram_alpha); 3.2 has none.
+      const bool builtin = has(src, "builtin_tools") && has(src, "<|python_tag|>");
       return ChatTemplate(ChatFormat::kLlama31, std::move(bos_token), std::move(eos_token),
-                          std::nullopt, clock);
+                          std::nullopt, clock, builtin);
     }
     if (has(src, "Cutting Knowledge Date") || has(src, "tool")) {
       unsupported("a Llama 3 template with a date header or tools other than Llama 3.1's");

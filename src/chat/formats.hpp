@@ -42,9 +42,11 @@ std::string render_gemma(std::span<const ChatMessage> messages, const ChatOption
                          const std::string& bos_token);
 
 // The long Llama 3.1 template (llama31.cpp); `date` is its date_string. The
-// tools are shown as json.dumps(indent=4) writes them.
+// tools are shown as json.dumps(indent=4) writes them. `reads_builtin_tools`:
+// the template has builtin tools (3.1, 3.3), so opt.builtin_tools counts.
 std::string render_llama31(std::span<const ChatMessage> messages, const ChatOptions& opt,
-                           const std::string& bos_token, std::string_view date);
+                           const std::string& bos_token, std::string_view date,
+                           bool reads_builtin_tools);
 // The templates' strftime_now(format): the local time now.
 std::string strftime_now(const char* format);
 

@@ -35,6 +35,9 @@ void check_harmony_messages(std::span<const ChatMessage> messages, const ChatOpt
   if (opt.tools_in_user_message)
     throw Error(ErrorCode::kUnsupported, "tools_in_user_message",
                 "tools_in_user_message is a Llama 3.1 option; this template is harmony");
+  if (opt.builtin_tools)
+    throw Error(ErrorCode::kUnsupported, "builtin_tools",
+                "builtin_tools is a Llama 3.1 option; this template is harmony");
   for (size_t i = 0; i < messages.size(); ++i) {
     const std::string& role = messages[i].role;
     if (role == "system" || role == "developer" || role == "user" || role == "assistant" ||

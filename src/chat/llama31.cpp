@@ -4,7 +4,10 @@
 // tools_in_user_message) or in the system turn, a call written as one bare JSON object
 // {"name": …, "parameters": …}, and tool results as ipython turns holding the
 // content as a JSON string (a string is `iterable` in Jinja, so the template
-// applies tojson to it).
+// applies tojson to it). With builtin_tools (3.1 and 3.3 read them): a
+// "Tools:" line, calls to those tools as <|python_tag|>name.call(k="v"), and
+// call turns ended with <|eom_id|> (the template's ipython mode).
+#include <algorithm>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +21,7 @@ using ojson = nlohmann::ordered_json;
 
 constexpr std::string_view kHeaderEnd = "<|end_header_id|>\n\n";
 constexpr std::string_view kEot = "<|eot_id|>";
+constexpr std::string_view kEom = "<|eom_id|>";
 
 // Python's json.dumps(v, indent=4, ensure_ascii=False): items end with ","
 // (no space) before the newline; empty containers stay "{}" and "[]".
@@ -65,6 +69,36 @@ void append_tool_list(std::string& out, std::span<const std::string> tools) {
   }
 }
 
+// `name.call(k="v", …)`: the template concatenates each argument's name and
+// value as strings (`arguments | items`), so the arguments must be a JSON
+// object of strings; anything else fails there too.
+std::string builtin_call(const ChatToolCall& call, const std::string& where) {
+  ojson args;
+  try {
+    args = ojson::parse(call.arguments);
+  } catch (const ojson::exception&) {
+    throw Error(ErrorCode::kInvalidArgument, "tool_calls",
+                where + "the arguments of builtin tool " + call.name + " are not JSON");
+  }
+  if (!args.is_object()) {
+    throw Error(ErrorCode::kInvalidArgument, "tool_calls",
+                where + "the arguments of builtin tool " + call.name + " are not a JSON object");
+  }
+  std::string out = "<|python_tag|>" + call.name + ".call(";
+  bool first = true;
+  for (auto it = args.begin(); it != args.end(); ++it) {
+    if (!it->is_string()) {
+      throw Error(ErrorCode::kInvalidArgument, "tool_calls",
+                  where + "argument \"" + it.key() + "\" of builtin tool " + call.name +
+                      " is not a string (the template joins them as strings)");
+    }
+    if (!first) out += ", ";
+    first = false;
+    out += it.key() + "=\"" + it->get<std::string>() + "\"";
+  }
+  return out + ")";
+}
+
 void check_llama31_messages(std::span<const ChatMessage> messages) {
   if (messages.empty())
     throw Error(ErrorCode::kInvalidArgument, "messages", "the conversation has no messages");
@@ -97,9 +131,12 @@ std::string strftime_now(const char* format) {
 }
 
 std::string render_llama31(std::span<const ChatMessage> messages, const ChatOptions& opt,
-                           const std::string& bos_token, std::string_view date) {
+                           const std::string& bos_token, std::string_view date,
+                           bool reads_builtin_tools) {
   check_llama31_messages(messages);
   const bool tools = !opt.tools.empty();
+  const std::vector<std::string>* builtin =
+      reads_builtin_tools && opt.builtin_tools ? &*opt.builtin_tools : nullptr;
   const bool in_user = opt.tools_in_user_message.value_or(true);
   std::string out = bos_token;
   std::size_t first = 0;
@@ -110,7 +147,18 @@ std::string render_llama31(std::span<const ChatMessage> messages, const ChatOpti
   }
   out += "<|start_header_id|>system";
   out += kHeaderEnd;
-  if (tools) out += "Environment: ipython\n";
+  if (tools || builtin) out += "Environment: ipython\n";
+  if (builtin) {
+    out += "Tools: ";
+    bool listed = false;
+    for (const std::string& name : *builtin) {
+      if (name == "code_interpreter") continue;
+      if (listed) out += ", ";
+      listed = true;
+      out += name;
+    }
+    out += "\n\n";
+  }
   out += "Cutting Knowledge Date: December 2023\nToday Date: ";
   out += date;
   out += "\n\n";
@@ -145,8 +193,15 @@ std::string render_llama31(std::span<const ChatMessage> messages, const ChatOpti
       const ChatToolCall& call = m.tool_calls.front();
       out += "<|start_header_id|>assistant";
       out += kHeaderEnd;
-      out += "{\"name\": \"" + call.name + "\", \"parameters\": " + call_arguments(call.arguments) +
-             "}";
+      if (builtin && std::find(builtin->begin(), builtin->end(), call.name) != builtin->end()) {
+        out += builtin_call(call, "message " + std::to_string(i) + ": ");
+      } else {
+        out += "{\"name\": \"" + call.name +
+               "\", \"parameters\": " + call_arguments(call.arguments) + "}";
+      }
+      // The template's ipython mode ends a call turn with end-of-message.
+      out += builtin ? kEom : kEot;
+      continue;
     } else if (m.role == "tool" || m.role == "ipython") {
       out += "<|start_header_id|>ipython";
       out += kHeaderEnd;

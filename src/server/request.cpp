@@ -200,6 +200,14 @@ void parse_messages(const json& body, ApiRequest& r, const RequestLimits& limits
       r.enable_thinking = boolean(*et, "chat_template_kwargs.enable_thinking");
     if (const json* tu = field(*kw, "tools_in_user_message"))
       r.tools_in_user_message = boolean(*tu, "chat_template_kwargs.tools_in_user_message");
+    if (const json* bt = field(*kw, "builtin_tools")) {
+      const std::string name = "chat_template_kwargs.builtin_tools";
+      if (!bt->is_array()) wrong_type(name, *bt, "an array of tool names");
+      std::vector<std::string> names;
+      for (size_t i = 0; i < bt->size(); ++i)
+        names.push_back(string((*bt)[i], name + "[" + std::to_string(i) + "]"));
+      r.builtin_tools = std::move(names);
+    }
   }
 }
 

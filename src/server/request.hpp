@@ -29,8 +29,9 @@ struct ApiRequest {
   std::string model;  // empty: the served model
   // Chat: the conversation. Completions: a prompt as text or as token ids.
   std::vector<ChatMessage> messages;
-  std::optional<bool> enable_thinking;        // chat_template_kwargs.enable_thinking
-  std::optional<bool> tools_in_user_message;  // chat_template_kwargs (Llama 3.1)
+  std::optional<bool> enable_thinking;                    // chat_template_kwargs.enable_thinking
+  std::optional<bool> tools_in_user_message;              // chat_template_kwargs (Llama 3.1)
+  std::optional<std::vector<std::string>> builtin_tools;  // chat_template_kwargs (Llama 3.1)
   std::string prompt;
   std::vector<std::int32_t> prompt_ids;
   bool prompt_is_ids = false;

@@ -101,6 +101,7 @@ std::vector<std::int32_t> ServeEngine::prompt_ids(const ApiRequest& r,
     ChatOptions co;
     co.enable_thinking = r.enable_thinking;
     co.tools_in_user_message = r.tools_in_user_message;
+    co.builtin_tools = r.builtin_tools;
     for (const ToolSpec& t : r.tools.tools) co.tools.push_back(t.rendered);
     rendered = template_->apply(r.messages, co);
   } else {

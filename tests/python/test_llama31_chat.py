@@ -72,9 +72,11 @@ def render(template: str, messages, **kw) -> str:
 
 
 def chat_format(cli, config, messages, tools=None, add_generation_prompt=True, date=None,
-                tools_in_user_message=None):
+                tools_in_user_message=None, builtin_tools=None):
     args = [cli, "chat-format", "--tokenizer-config", str(config),
             "--messages-json", json.dumps(messages, ensure_ascii=False)]
+    if builtin_tools is not None:
+        args += ["--builtin-tools", ",".join(builtin_tools)]
     if tools_in_user_message is not None:
         args += ["--tools-in-user-message", "true" if tools_in_user_message else "false"]
     if tools is not None:
@@ -206,3 +208,75 @@ def test_detection_names_the_family(cli, llama, tmp_path):
     bad.write_text(json.dumps({"chat_template": cut, "bos_token": BOS, "eos_token": EOS}), encoding="utf-8")
     r = chat_format(cli, bad, [_m("user", "x")])
     assert r.returncode != 0 and b"unsupported chat template" in r.stderr, r.stderr.decode()
+
+
+# Builtin tools (brave_search, wolfram_alpha, code_interpreter): the 3.1 and
+# 3.3 templates read them (a "Tools:" line without code_interpreter, calls to
+# them as <|python_tag|>name.call(k="v"), call turns ended with <|eom_id|>);
+# 3.2's ignores them. Each case is (messages, tools, builtin_tools).
+BUILTIN_CASES = {
+    "builtin_only": ([_m("system", "Be brief."), _m("user", "News?")], None,
+                     ["brave_search", "wolfram_alpha"]),
+    "interpreter_left_out": ([_m("user", "Run it")], None, ["code_interpreter", "brave_search"]),
+    "interpreter_alone": ([_m("user", "Run it")], None, ["code_interpreter"]),
+    "empty_list": ([_m("user", "Hi")], None, []),
+    "builtin_call_and_result": ([_m("user", "Weather in SF?"),
+                                 _m("assistant", "", tool_calls=[_call("brave_search",
+                                                                       {"query": "weather \"SF\" 日本"})]),
+                                 _m("ipython", "{\"temp\": 18}"), _m("assistant", "18 degrees.")],
+                                None, ["brave_search", "wolfram_alpha"]),
+    "two_arguments": ([_m("user", "Solve"),
+                       _m("assistant", "", tool_calls=[_call("wolfram_alpha", {"query": "x^2=4", "units": "si"})]),
+                       _m("tool", "x = 2")], None, ["wolfram_alpha"]),
+    "with_custom_tools": ([_m("user", "Weather, then search"),
+                           _m("assistant", "", tool_calls=[_call("get_weather", {"city": "Oslo"})]),
+                           _m("tool", "rain"),
+                           _m("assistant", "", tool_calls=[_call("brave_search", {"query": "oslo rain"})]),
+                           _m("tool", "results")], TOOLS, ["brave_search"]),
+    "custom_call_not_builtin": ([_m("user", "Up?"), _m("assistant", "", tool_calls=[_call("ping", {})]),
+                                 _m("tool", "pong")], [PING], ["brave_search"]),
+}
+
+
+def test_builtin_tools_match_transformers(cli, llama):
+    version, template, config = llama
+    checked = 0
+    for case, (messages, tools, builtin) in BUILTIN_CASES.items():
+        for gen in (True, False):
+            for in_user in ((True, False) if tools else (None,)):
+                kw = {"tools": tools} if tools else {}
+                if in_user is not None:
+                    kw["tools_in_user_message"] = in_user
+                want = render(template, messages, add_generation_prompt=gen, date_string="05 Dec 2026",
+                              builtin_tools=builtin, **kw)
+                r = chat_format(cli, config, messages, tools=tools, add_generation_prompt=gen,
+                                date="05 Dec 2026", tools_in_user_message=in_user, builtin_tools=builtin)
+                assert r.returncode == 0, f"{version} {case}: {r.stderr.decode()}"
+                got = r.stdout.decode("utf-8")
+                assert got == want, f"{version} {case} gen={gen} in_user={in_user}"
+                if version != "3.2":
+                    assert "Environment: ipython\n" in want
+                    calls = any("tool_calls" in m for m in messages)
+                    assert ("<|eom_id|>" in want) == calls, (version, case)
+                else:
+                    assert "<|python_tag|>" not in want and "<|eom_id|>" not in want
+                checked += 1
+    assert checked == 2 * sum(2 if tools else 1 for _, tools, _ in BUILTIN_CASES.values())
+
+
+def test_builtin_call_arguments_must_be_strings(cli, llama):
+    """The template joins a builtin call's arguments as strings: a number
+    fails in transformers and is an invalid_argument here (3.1, 3.3); 3.2
+    does not read builtin_tools and renders the call as JSON."""
+    version, template, config = llama
+    messages = [_m("user", "Solve"), _m("assistant", "", tool_calls=[_call("wolfram_alpha", {"query": 2})])]
+    r = chat_format(cli, config, messages, builtin_tools=["wolfram_alpha"])
+    if version == "3.2":
+        assert r.returncode == 0
+        assert r.stdout.decode("utf-8") == render(template, messages, add_generation_prompt=True,
+                                                  builtin_tools=["wolfram_alpha"])
+        return
+    with pytest.raises(Exception):
+        render(template, messages, add_generation_prompt=True, builtin_tools=["wolfram_alpha"])
+    assert r.returncode == 2 and b"[invalid_argument]" in r.stderr and b"not a string" in r.stderr, \
+        r.stderr.decode()

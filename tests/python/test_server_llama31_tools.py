@@ -2,7 +2,9 @@
 (docs/tool-calls.md): `nextok serve` on the default model (SmolLM2) with
 `--chat-template-file` set to the real Llama 3.1 template, read from the
 llama-cpp-python sdist at test time. The prompt is the template's (its token
-count equals that of transformers' rendering); required and named choices
+count equals that of transformers' rendering, also with
+chat_template_kwargs tools_in_user_message and builtin_tools, and with a
+history holding a builtin call); required and named choices
 give exactly one call, even with parallel_tool_calls, whose arguments
 validate with jsonschema; auto gives text or a valid call, and a turn pushed
 to open with '{' is a valid call; streamed deltas
@@ -50,14 +52,36 @@ def check_call(calls, names=None) -> None:
     jsonschema.validate(json.loads(c.function.arguments), SCHEMAS[c.function.name])
 
 
-@pytest.mark.parametrize("in_user", [None, False])
-def test_prompt_is_the_llama31_template(cli, client, template_file, in_user):
+BUILTIN_HISTORY = [
+    {"role": "user", "content": "Find the news."},
+    {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "call_1", "type": "function",
+         "function": {"name": "brave_search", "arguments": {"query": "news \"today\""}}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "three stories"},
+]
+
+
+def wire(messages):
+    """The messages as the client sends them: arguments as JSON text."""
+    out = json.loads(json.dumps(messages))
+    for m in out:
+        for c in m.get("tool_calls", []):
+            c["function"]["arguments"] = json.dumps(c["function"]["arguments"])
+    return out
+
+
+@pytest.mark.parametrize("kwargs,messages", [
+    ({}, ASK),
+    ({"tools_in_user_message": False}, ASK),
+    ({"builtin_tools": ["brave_search", "wolfram_alpha", "code_interpreter"]}, ASK),
+    ({"builtin_tools": ["brave_search"]}, ASK + BUILTIN_HISTORY),
+], ids=["default", "tools_in_system", "builtin_tools", "builtin_call_history"])
+def test_prompt_is_the_llama31_template(cli, client, template_file, kwargs, messages):
     from transformers.utils.chat_template_utils import render_jinja_template
 
-    kwargs = {} if in_user is None else {"tools_in_user_message": in_user}
     r = client.chat.completions.create(
         model="default",
-        messages=ASK,
+        messages=wire(messages),
         tools=TOOLS,
         tool_choice="none",
         max_tokens=1,
@@ -66,7 +90,7 @@ def test_prompt_is_the_llama31_template(cli, client, template_file, in_user):
     counts = set()
     for bos in ("", "<|endoftext|>", "<|im_start|>"):
         out, _ = render_jinja_template(
-            conversations=[ASK],
+            conversations=[messages],
             chat_template=template_file.read_text(),
             tools=TOOLS,
             add_generation_prompt=True,
