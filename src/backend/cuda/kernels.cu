@@ -258,11 +258,14 @@ int logprobs_splits(std::int64_t rows, std::int64_t vocab, bool bf16) noexcept {
   // at least one step of its loop (4,096 ids at f32), and at most 64 parts
   // to fold per row.
   constexpr std::int64_t kMinIds = std::int64_t{dev::kLpThreads} * dev::kLpGroups * 4;
-  // bf16 gains from two blocks per SM only while a row has more than one
-  // (H100: B = 64 69.6 vs 74.4 µs, B = 256 159.1 vs 146.9 at one).
-  const int per_sm =
-      g_logprobs_blocks_per_sm > 0 ? g_logprobs_blocks_per_sm : (bf16 && rows < sm_count() ? 2 : 1);
-  const std::int64_t want = (std::int64_t{per_sm} * sm_count() + rows - 1) / rows;
+  // Two blocks per SM while a row has more than one, else one (H100: bf16
+  // B = 64 69.6 vs 74.4 µs, B = 256 159.1 vs 146.9 at one); f32 only from a
+  // quarter of the SMs in rows (B = 64 55.2 vs 61.9 µs, B = 8 38.2 vs 34.9).
+  const bool two = bf16 ? rows < sm_count() : rows < sm_count() && rows * 4 >= sm_count();
+  const int per_sm = g_logprobs_blocks_per_sm > 0 ? g_logprobs_blocks_per_sm : (two ? 2 : 1);
+  // Rounded down, so that the blocks fit the wave: B = 64 f32 at one per SM
+  // on 132 SMs takes 2 blocks a row (128), not 3 (192, 60 SMs running two).
+  const std::int64_t want = std::max<std::int64_t>(1, std::int64_t{per_sm} * sm_count() / rows);
   const std::int64_t most = std::max<std::int64_t>(1, (vocab + kMinIds - 1) / kMinIds);
   return static_cast<int>(std::clamp<std::int64_t>(std::min(want, most), 1, 64));
 }
