@@ -166,14 +166,8 @@ std::function<int()> add_chat(CLI::App& app) {
     if (!a->tools_in_user_message.empty())
       opt.tools_in_user_message = a->tools_in_user_message == "true";
     if (a->builtin_tools) {
-      std::vector<std::string> names;
-      std::string_view rest = *a->builtin_tools;
-      while (!rest.empty()) {
-        const size_t comma = rest.find(',');
-        names.emplace_back(rest.substr(0, comma));
-        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-      }
-      opt.builtin_tools = std::move(names);
+      opt.builtin_tools =
+          a->builtin_tools->empty() ? std::vector<std::string>{} : split_commas(*a->builtin_tools);
     }
     if (!a->reasoning_effort.empty()) opt.reasoning_effort = a->reasoning_effort;
     if (!a->date.empty()) opt.current_date = a->date;
@@ -190,6 +184,16 @@ std::function<int()> add_chat(CLI::App& app) {
     }
     return 0;
   };
+}
+
+std::vector<std::string> split_commas(std::string_view text) {
+  std::vector<std::string> fields;
+  for (size_t at = 0;;) {
+    const size_t comma = text.find(',', at);
+    fields.emplace_back(text.substr(at, comma == std::string_view::npos ? comma : comma - at));
+    if (comma == std::string_view::npos) return fields;
+    at = comma + 1;
+  }
 }
 
 std::string read_file(const std::string& path) {

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nextok/chat.hpp"
@@ -19,6 +20,8 @@ std::function<int()> add_tokenize(CLI::App& app);
 std::function<int()> add_bench_vocab(CLI::App& bench);
 // A whole file; throws Error{kIo} naming it.
 std::string read_file(const std::string& path);
+// "a,b,,c" -> {"a", "b", "", "c"}: every field, empty ones too ("" -> {""}).
+std::vector<std::string> split_commas(std::string_view text);
 // The Python that runs anchors: $NEXTOK_PYTHON, the repo's .venv, or python3.
 std::string default_python();
 std::function<int()> add_gguf_info(CLI::App& app);

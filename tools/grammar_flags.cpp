@@ -26,14 +26,7 @@ std::shared_ptr<const Grammar> GrammarFlags::compile(std::shared_ptr<const Token
     return lark ? Grammar::lark(std::move(index), read_file(grammar_file), limits)
                 : Grammar::gbnf(std::move(index), read_file(grammar_file), limits);
   }
-  std::vector<std::string> strings;
-  for (size_t at = 0;;) {
-    const size_t comma = choice.find(',', at);
-    strings.push_back(choice.substr(at, comma == std::string::npos ? comma : comma - at));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return Grammar::choice(std::move(index), strings, limits);
+  return Grammar::choice(std::move(index), split_commas(choice), limits);
 }
 
 }  // namespace nextok::tools

@@ -38,6 +38,16 @@ ChatTemplate ChatTemplate::of_format(ChatFormat format, std::string bos_token,
 
 std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
                                 const ChatOptions& opt) const {
+  // Llama 3.1's own options, refused by every other family (harmony too).
+  const auto llama31_only = [&](const char* name) {
+    return Error(ErrorCode::kUnsupported, name,
+                 std::string(name) + " is a Llama 3.1 option; this template is " +
+                     chat_format_name(format_));
+  };
+  if (format_ != ChatFormat::kLlama31 && opt.builtin_tools) throw llama31_only("builtin_tools");
+  if (format_ != ChatFormat::kLlama31 && opt.tools_in_user_message) {
+    throw llama31_only("tools_in_user_message");
+  }
   // Harmony has its own roles (developer) and options: it checks them itself.
   if (format_ == ChatFormat::kHarmony) return chat_detail::render_harmony(messages, opt);
   if (format_ == ChatFormat::kLlama31 && !opt.reasoning_effort && !opt.enable_thinking) {
@@ -47,16 +57,6 @@ std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
             ? *opt.current_date
             : (date_from_clock_ ? chat_detail::strftime_now("%d %b %Y") : "26 Jul 2024");
     return chat_detail::render_llama31(messages, opt, bos_token_, date, reads_builtin_tools_);
-  }
-  if (opt.builtin_tools) {
-    throw Error(ErrorCode::kUnsupported, "builtin_tools",
-                std::string("builtin_tools is a Llama 3.1 option; this template is ") +
-                    chat_format_name(format_));
-  }
-  if (opt.tools_in_user_message) {
-    throw Error(ErrorCode::kUnsupported, "tools_in_user_message",
-                std::string("tools_in_user_message is a Llama 3.1 option; this template is ") +
-                    chat_format_name(format_));
   }
   if (opt.reasoning_effort || opt.current_date) {
     throw Error(ErrorCode::kUnsupported, "reasoning_effort",

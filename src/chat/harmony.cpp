@@ -32,12 +32,6 @@ void check_harmony_messages(std::span<const ChatMessage> messages, const ChatOpt
   if (opt.enable_thinking)
     throw Error(ErrorCode::kUnsupported, "enable_thinking",
                 "enable_thinking is a Qwen3 option; gpt-oss takes reasoning_effort");
-  if (opt.tools_in_user_message)
-    throw Error(ErrorCode::kUnsupported, "tools_in_user_message",
-                "tools_in_user_message is a Llama 3.1 option; this template is harmony");
-  if (opt.builtin_tools)
-    throw Error(ErrorCode::kUnsupported, "builtin_tools",
-                "builtin_tools is a Llama 3.1 option; this template is harmony");
   for (size_t i = 0; i < messages.size(); ++i) {
     const std::string& role = messages[i].role;
     if (role == "system" || role == "developer" || role == "user" || role == "assistant" ||

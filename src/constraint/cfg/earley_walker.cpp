@@ -201,10 +201,6 @@ void EarleyWalker::add(uint32_t pos, uint64_t code) {
   }
 }
 
-// Earley's scan and close (earley.cpp), with origins as projection codes:
-// an item that began in the set stepped from now points to that set's
-// projection on its left-hand side, and completing A through an origin
-// code reads that projection's items waiting for A.
 void EarleyWalker::make_closure(uint32_t a, std::vector<uint32_t>& pos,
                                 std::vector<uint32_t>& nts) {
   const EarleyTables& t = *t_;
@@ -241,30 +237,35 @@ void EarleyWalker::make_closure(uint32_t a, std::vector<uint32_t>& pos,
 void EarleyWalker::predict(uint32_t a) {
   if (predicted_[a] == predict_gen_) return;
   Closure& c = closures_[a];
-  if (c.kept < 0) {
+  std::span<const uint32_t> pos, nts;
+  if (c.kept == 1) {
+    pos = std::span<const uint32_t>(closure_pos_).subspan(c.begin, c.size);
+    nts = std::span<const uint32_t>(closure_nts_).subspan(c.nts_begin, c.nts_size);
+  } else {
+    // Made on the spot: the first time, and every time for one too large to keep.
     make_closure(a, spill_pos_, spill_nts_);
-    c.kept = spill_pos_.size() <= kMaxClosure ? 1 : 0;
-    if (c.kept == 1) {
-      c.begin = static_cast<uint32_t>(closure_pos_.size());
-      c.size = static_cast<uint32_t>(spill_pos_.size());
-      c.nts_begin = static_cast<uint32_t>(closure_nts_.size());
-      c.nts_size = static_cast<uint32_t>(spill_nts_.size());
-      closure_pos_.insert(closure_pos_.end(), spill_pos_.begin(), spill_pos_.end());
-      closure_nts_.insert(closure_nts_.end(), spill_nts_.begin(), spill_nts_.end());
+    if (c.kept < 0) {
+      c.kept = spill_pos_.size() <= kMaxClosure ? 1 : 0;
+      if (c.kept == 1) {
+        c.begin = static_cast<uint32_t>(closure_pos_.size());
+        c.size = static_cast<uint32_t>(spill_pos_.size());
+        c.nts_begin = static_cast<uint32_t>(closure_nts_.size());
+        c.nts_size = static_cast<uint32_t>(spill_nts_.size());
+        closure_pos_.insert(closure_pos_.end(), spill_pos_.begin(), spill_pos_.end());
+        closure_nts_.insert(closure_nts_.end(), spill_nts_.begin(), spill_nts_.end());
+      }
     }
-  } else if (c.kept == 0) {
-    make_closure(a, spill_pos_, spill_nts_);
+    pos = spill_pos_;
+    nts = spill_nts_;
   }
-  const std::span<const uint32_t> nts =
-      c.kept == 1 ? std::span<const uint32_t>(closure_nts_).subspan(c.nts_begin, c.nts_size)
-                  : std::span<const uint32_t>(spill_nts_);
-  const std::span<const uint32_t> pos =
-      c.kept == 1 ? std::span<const uint32_t>(closure_pos_).subspan(c.begin, c.size)
-                  : std::span<const uint32_t>(spill_pos_);
   for (const uint32_t n : nts) predicted_[n] = predict_gen_;
   for (const uint32_t p : pos) add(p, kSelf);
 }
 
+// Earley's scan and close (earley.cpp), with origins as projection codes:
+// an item that began in the set stepped from now points to that set's
+// projection on its left-hand side, and completing A through an origin
+// code reads that projection's items waiting for A.
 int32_t EarleyWalker::step(int32_t s, uint8_t b, size_t depth) {
   const EarleyTables& t = *t_;
   if (++gen_ == 0) {
