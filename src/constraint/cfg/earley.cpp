@@ -47,6 +47,8 @@ EarleyTables::EarleyTables(const Cfg& g) : terminals(g.terminals) {
   classes = static_cast<uint32_t>(by_signature.size());
   class_bytes.assign(classes, {});
   for (unsigned b = 0; b < 256; ++b) class_bytes[byte_class[b]].add(static_cast<uint8_t>(b));
+  class_ascii.assign(classes, 0);
+  for (unsigned b = 0; b < 128; ++b) ++class_ascii[byte_class[b]];
   nullable.assign(n + 1, 0);
   for (bool changed = true; changed;) {
     changed = false;

@@ -37,6 +37,7 @@ struct EarleyTables {
   std::array<uint8_t, 256> byte_class{};
   uint32_t classes = 1;
   std::vector<ByteSet> class_bytes;  // per class: its bytes
+  std::vector<uint8_t> class_ascii;  // per class: how many of them are ASCII
   uint32_t start_pos = 0;            // S' -> . root
   uint32_t accept_pos = 0;           // S' -> root .
 };

@@ -1,7 +1,10 @@
 #include "constraint/cfg/earley_walker.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstring>
+#include <tuple>
 
 #include "nextok/error.hpp"
 
@@ -11,13 +14,18 @@ namespace {
 bool inside(const TokenTrie::Bytes& a, const ByteSet& b) {
   return ((a[0] & ~b.w[0]) | (a[1] & ~b.w[1]) | (a[2] & ~b.w[2]) | (a[3] & ~b.w[3])) == 0;
 }
+bool inside(const TokenTrie::Bytes& a, const TokenTrie::Bytes& b) {
+  return ((a[0] & ~b[0]) | (a[1] & ~b[1]) | (a[2] & ~b[2]) | (a[3] & ~b[3])) == 0;
+}
 uint32_t pos_of(uint64_t item) {
   return static_cast<uint32_t>(item >> 32);
 }
 uint64_t code_of(uint64_t item) {
   return item & 0xFFFFFFFFu;
 }
-void set_bits(std::span<const uint32_t> ids, std::span<uint32_t> mask) {
+// Inlined: called per fitting subtree, most of them small.
+[[gnu::always_inline]] inline void set_bits(std::span<const uint32_t> ids,
+                                            std::span<uint32_t> mask) {
   uint32_t* m = mask.data();
   const uint32_t* p = ids.data();
   const size_t n = ids.size();
@@ -397,12 +405,65 @@ bool EarleyWalker::utf8_closed(int32_t s, size_t depth) {
   return ok;
 }
 
+int32_t EarleyWalker::full_row(int32_t s) {
+  for (uint32_t c = 0; c < classes_; ++c) {
+    if (table_[static_cast<size_t>(s) * classes_ + c] != kUnknown) continue;
+    const ByteSet& bytes = t_->class_bytes[c];
+    unsigned b = 0;
+    while (b < 256 && !bytes.has(static_cast<uint8_t>(b))) ++b;
+    if (b < 256 && step_from(s, static_cast<uint8_t>(b), 0) == kNoName) return kNoName;
+  }
+  return s;
+}
+
+int32_t EarleyWalker::free_text_start(const TokenTrie& trie, std::span<uint32_t> mask) {
+  const int32_t root = ids_[0];
+  if (root < 0 || full_row(root) < 0) return -1;
+  // The child most first bytes lead to (the root itself inside a string,
+  // the string's inside right after its quote).
+  // Votes per child state: the ASCII bytes of each class that leads there.
+  std::array<std::pair<int32_t, int>, 16> votes{};
+  size_t used = 0;
+  for (uint32_t c = 0; c < classes_; ++c) {
+    const int32_t child = table_[static_cast<size_t>(root) * classes_ + c];
+    if (child < 0) continue;
+    size_t k = 0;
+    while (k < used && votes[k].first != child) ++k;
+    if (k == used) {
+      if (used == votes.size()) continue;
+      votes[used++] = {child, 0};
+    }
+    votes[k].second += t_->class_ascii[c];
+  }
+  int32_t star = -1;
+  int best = 0;
+  for (size_t k = 0; k < used; ++k) {
+    if (votes[k].second > best) std::tie(star, best) = votes[k];
+  }
+  if (best < kFreeTextAscii || full_row(star) < 0) return -1;
+  const ByteSet& loop = loops_[static_cast<size_t>(star)];
+  if (std::popcount(loop.w[0]) + std::popcount(loop.w[1]) < kFreeTextAscii) return -1;
+  State& st = states_[static_cast<size_t>(star)];
+  const bool closed = st.closed >= 0 ? st.closed == 1 : utf8_closed(star, 1);
+  ByteSet first;
+  for (unsigned b = 0; b < 256; ++b) {
+    if (table_[static_cast<size_t>(root) * classes_ + t_->byte_class[b]] == star) {
+      first.w[b >> 6] |= uint64_t{1} << (b & 63);
+    }
+  }
+  free_loop_ = {loop.w[0], loop.w[1], loop.w[2], loop.w[3]};
+  free_closed_ = closed;
+  const ByteSet& next = states_[static_cast<size_t>(star)].next;
+  for (size_t w = 0; w < 4; ++w) free_loop_or_dead_[w] = loop.w[w] | ~next.w[w];
+  const auto kept =
+      free_text_.get(trie, {first.w[0], first.w[1], first.w[2], first.w[3]}, free_loop_, closed);
+  uint32_t* m = mask.data();
+  for (size_t w = 0; w < kept.size(); ++w) m[w] |= kept[w];
+  return star;
+}
+
 void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t max_items,
                          size_t chart_sets, ChartNames& names, std::span<uint32_t> mask) {
-  const auto below = trie.bytes_below();
-  const auto utf8 = trie.utf8_below();
-  const auto nodes = trie.nodes();
-  const auto tokens = trie.tokens();
   // Past half the room, start afresh: a walk that ran out of names midway
   // goes on with nameless states, which are stepped every time.
   if (t_ != &t || states_.size() * 2 >= max_states_ || table_.size() * 2 >= kMaxEntries) {
@@ -443,12 +504,35 @@ void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t ma
   items_.erase(std::unique(items_.begin(), items_.end()), items_.end());
   ids_[0] = intern();
   if (ids_[0] == kNoName) depth_items_[0] = items_;
+  // Free text from the root: the tokens that stay in the free-text state
+  // come from the kept mask, and the walk sets only what leaves it
+  // (on_loop_ per depth: the path so far is in that state all along).
+  const int32_t star = free_text_start(trie, mask);
+  if (star >= 0) {
+    on_loop_.assign(depth_max, 0);
+    on_loop_[0] = 1;
+    walk<true>(trie, mask, star);
+  } else {
+    walk<false>(trie, mask, -1);
+  }
+}
+
+// The trie walk. kFree: it begins in free-text state `star`, and a path
+// that stays there (on_loop_ per depth) sets nothing, its tokens being in
+// the kept mask already.
+template <bool kFree>
+void EarleyWalker::walk(const TokenTrie& trie, std::span<uint32_t> mask, int32_t star) {
+  const auto below = trie.bytes_below();
+  const auto utf8 = trie.utf8_below();
+  const auto nodes = trie.nodes();
+  const auto tokens = trie.tokens();
   // The hot loop reads through raw pointers, refreshed after a step (which
   // may grow the tables), so stores into the mask do not force reloads.
-  const uint8_t* byte_class = t.byte_class.data();
+  const uint8_t* byte_class = t_->byte_class.data();
   const int32_t* table = table_.data();
   const uint8_t* looping = looping_.data();
   int32_t* ids = ids_.data();
+  uint8_t* on_loop = on_loop_.data();
   uint32_t* m = mask.data();
   const auto* node = nodes.data();
   const size_t node_count = nodes.size();
@@ -476,6 +560,22 @@ void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t ma
       continue;
     }
     ids[d] = child;
+    // Tokens on a path that stays in the free-text state are in its kept
+    // mask, and so is all a subtree gives whose bytes below loop there or
+    // die there.
+    if constexpr (kFree) {
+      const uint8_t kept = on_loop[d - 1] & static_cast<uint8_t>(child == star);
+      on_loop[d] = kept;
+      if (kept) {
+        if (inside(below[i], free_loop_or_dead_) ||
+            FreeTextMasks::fits(free_loop_, free_closed_, below[i], utf8[i])) {
+          i = n.end;
+          continue;
+        }
+        ++i;
+        continue;
+      }
+    }
     // A leaf's subtree is its own tokens: nothing to skip.
     if (n.end > i + 1 && child >= 0 && looping[static_cast<size_t>(child)] != 0) {
       const bool fits = fits_below(child, below[i], utf8[i], n.end - i, d);

@@ -20,6 +20,7 @@
 #include "constraint/cfg/chart_names.hpp"
 #include "constraint/cfg/earley.hpp"
 #include "constraint/cfg/flat_map.hpp"
+#include "constraint/trie/free_text_masks.hpp"
 #include "constraint/trie/token_trie.hpp"
 
 namespace nextok::constraint::cfg {
@@ -108,6 +109,21 @@ class EarleyWalker {
   bool fits_below(int32_t s, const TokenTrie::Bytes& below, uint8_t utf8, size_t subtree_nodes,
                   size_t depth);
   static constexpr size_t kUtf8CheckNodes = 256;
+  // Steps every byte class from s (the table's row complete, and with it
+  // s's loop set); kNoName when the room is spent.
+  int32_t full_row(int32_t s);
+  // The free-text state the walk's first bytes lead to, or -1: the child
+  // of the root that kFreeTextAscii ASCII bytes or more lead to and that
+  // as many loop on (the root itself inside a string). Its kept mask (the
+  // tokens that stay in it) is OR-ed into mask.
+  int32_t free_text_start(const TokenTrie& trie, std::span<uint32_t> mask);
+  static constexpr int kFreeTextAscii = 64;
+  template <bool kFree>
+  void walk(const TokenTrie& trie, std::span<uint32_t> mask, int32_t star);
+  FreeTextMasks free_text_;
+  TokenTrie::Bytes free_loop_{}, free_loop_or_dead_{};
+  bool free_closed_ = false;
+  std::vector<uint8_t> on_loop_;
   void clear_tables();
 
   size_t max_states_;
