@@ -179,6 +179,13 @@ TEST(GrammarMemo, StringStatesEqualTheRecogniserOnEveryToken) {
       // than led to it, and which ";" leaves; and comments.
       {"root ::= \"(\" root \")\" | s \";\"\ns ::= s [ -:<-z] | [ -~]\n", {"", "(", "((a", "(ab"}},
       {"root ::= (\"#\" [^\\n]* \"\\n\")+\n", {"#", "#ab", "#ab\n#"}},
+      // Characters of two bytes or more: not as the first one, and not two
+      // in a row.
+      {"root ::= \"[\" item (\",\" item)* \"]\"\nitem ::= str | root\n"
+       "str ::= \"\\\"\" s \"\\\"\"\ns ::= s [^\"\\\\] | [ -!#-~]\n",
+       {"[\"", "[\"a", "[\"a\xc3\xa9", "[\"a\xe2\x82"}},
+      {"root ::= \"(\" root \")\" | s \";\"\ns ::= s c | c\nc ::= [ -:<-~] | [^\\x00-\\x7F] [ -:<-~]\n",
+       {"(", "(a", "(a\xc3\xa9"}},
   };
   std::vector<uint32_t> mask(nextok::bitmask_words(vocab->size()));
   for (const Probe& probe : probes) {

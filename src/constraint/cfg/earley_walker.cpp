@@ -14,9 +14,6 @@ namespace {
 bool inside(const TokenTrie::Bytes& a, const ByteSet& b) {
   return ((a[0] & ~b.w[0]) | (a[1] & ~b.w[1]) | (a[2] & ~b.w[2]) | (a[3] & ~b.w[3])) == 0;
 }
-bool inside(const TokenTrie::Bytes& a, const TokenTrie::Bytes& b) {
-  return ((a[0] & ~b[0]) | (a[1] & ~b[1]) | (a[2] & ~b[2]) | (a[3] & ~b[3])) == 0;
-}
 uint32_t pos_of(uint64_t item) {
   return static_cast<uint32_t>(item >> 32);
 }
@@ -388,19 +385,23 @@ bool EarleyWalker::utf8_rest(int32_t x, int reader, int32_t home, size_t depth) 
   return true;
 }
 
-bool EarleyWalker::utf8_closed(int32_t s, size_t depth) {
-  bool ok = true;
+bool EarleyWalker::utf8_leads(int32_t from, int32_t home, size_t depth) {
   // Lead bytes alike when their class and their reader state agree.
   std::vector<uint8_t> seen(static_cast<size_t>(classes_) * constraint::Utf8Reader::kStates, 0);
-  for (unsigned b = 0xC2; b <= 0xF4 && ok; ++b) {
+  for (unsigned b = 0xC2; b <= 0xF4; ++b) {
     const int reader = constraint::Utf8Reader::next(0, static_cast<uint8_t>(b));
     const size_t key =
         t_->byte_class[b] * size_t{constraint::Utf8Reader::kStates} + static_cast<size_t>(reader);
     if (seen[key]) continue;
     seen[key] = 1;
-    const int32_t x = step_from(s, static_cast<uint8_t>(b), depth);
-    ok = x >= 0 && utf8_rest(x, reader, s, depth + 1);
+    const int32_t x = step_from(from, static_cast<uint8_t>(b), depth);
+    if (x < 0 || !utf8_rest(x, reader, home, depth + 1)) return false;
   }
+  return true;
+}
+
+bool EarleyWalker::utf8_closed(int32_t s, size_t depth) {
+  const bool ok = utf8_leads(s, s, depth);
   states_[static_cast<size_t>(s)].closed = ok ? 1 : 0;
   return ok;
 }
@@ -445,18 +446,19 @@ int32_t EarleyWalker::free_text_start(const TokenTrie& trie, std::span<uint32_t>
   if (std::popcount(loop.w[0]) + std::popcount(loop.w[1]) < kFreeTextAscii) return -1;
   State& st = states_[static_cast<size_t>(star)];
   const bool closed = st.closed >= 0 ? st.closed == 1 : utf8_closed(star, 1);
-  ByteSet first;
+  FreeText& f = free_;
+  f.loop = {loop.w[0], loop.w[1], loop.w[2], loop.w[3]};
+  f.first = {};
   for (unsigned b = 0; b < 256; ++b) {
     if (table_[static_cast<size_t>(root) * classes_ + t_->byte_class[b]] == star) {
-      first.w[b >> 6] |= uint64_t{1} << (b & 63);
+      f.first[b >> 6] |= uint64_t{1} << (b & 63);
     }
   }
-  free_loop_ = {loop.w[0], loop.w[1], loop.w[2], loop.w[3]};
-  free_closed_ = closed;
+  f.closed = closed;
+  f.first_wide = root == star ? closed : utf8_leads(root, star, 0);
   const ByteSet& next = states_[static_cast<size_t>(star)].next;
-  for (size_t w = 0; w < 4; ++w) free_loop_or_dead_[w] = loop.w[w] | ~next.w[w];
-  const auto kept =
-      free_text_.get(trie, {first.w[0], first.w[1], first.w[2], first.w[3]}, free_loop_, closed);
+  for (size_t w = 0; w < 4; ++w) free_loop_or_dead_[w] = f.loop[w] | ~next.w[w];
+  const auto kept = free_text_.get(trie, f);
   uint32_t* m = mask.data();
   for (size_t w = 0; w < kept.size(); ++w) m[w] |= kept[w];
   return star;
@@ -506,11 +508,11 @@ void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t ma
   if (ids_[0] == kNoName) depth_items_[0] = items_;
   // Free text from the root: the tokens that stay in the free-text state
   // come from the kept mask, and the walk sets only what leaves it
-  // (on_loop_ per depth: the path so far is in that state all along).
+  // (kept_ per depth: where the path is, FreeText::next).
   const int32_t star = free_text_start(trie, mask);
   if (star >= 0) {
-    on_loop_.assign(depth_max, 0);
-    on_loop_[0] = 1;
+    kept_.assign(depth_max, -1);
+    kept_[0] = 0;
     walk<true>(trie, mask, star);
   } else {
     walk<false>(trie, mask, -1);
@@ -518,7 +520,7 @@ void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t ma
 }
 
 // The trie walk. kFree: it begins in free-text state `star`, and a path
-// that stays there (on_loop_ per depth) sets nothing, its tokens being in
+// that stays there (kept_ per depth) sets nothing, its tokens being in
 // the kept mask already.
 template <bool kFree>
 void EarleyWalker::walk(const TokenTrie& trie, std::span<uint32_t> mask, int32_t star) {
@@ -532,7 +534,7 @@ void EarleyWalker::walk(const TokenTrie& trie, std::span<uint32_t> mask, int32_t
   const int32_t* table = table_.data();
   const uint8_t* looping = looping_.data();
   int32_t* ids = ids_.data();
-  uint8_t* on_loop = on_loop_.data();
+  int8_t* kept = kept_.data();
   uint32_t* m = mask.data();
   const auto* node = nodes.data();
   const size_t node_count = nodes.size();
@@ -540,6 +542,24 @@ void EarleyWalker::walk(const TokenTrie& trie, std::span<uint32_t> mask, int32_t
   for (size_t i = 1; i < node_count;) {
     const auto& n = node[i];
     const size_t d = n.depth;
+    int kept_here = -1;
+    if constexpr (kFree) {
+      // A path that has stayed in the free-text state: its tokens are in
+      // the kept mask, and so are all a subtree gives whose bytes below
+      // stay there or die there. In the state itself no table is needed.
+      const int k = kept[d - 1];
+      if (k == 0 && FreeText::has(d == 1 ? free_.first : free_.loop, n.byte)) {
+        ids[d] = star;
+        kept[d] = 0;
+        const auto& under = below[i];
+        i = FreeText::inside(under, free_loop_or_dead_) || free_.all_below(0, under, utf8[i])
+                ? n.end
+                : i + 1;
+        continue;
+      }
+      if (k >= 0) kept_here = free_.next(k, n.byte, d == 1);
+      kept[d] = static_cast<int8_t>(kept_here);
+    }
     const int32_t parent = ids[d - 1];
     int32_t child;
     if (parent >= 0) {
@@ -560,19 +580,10 @@ void EarleyWalker::walk(const TokenTrie& trie, std::span<uint32_t> mask, int32_t
       continue;
     }
     ids[d] = child;
-    // Tokens on a path that stays in the free-text state are in its kept
-    // mask, and so is all a subtree gives whose bytes below loop there or
-    // die there.
     if constexpr (kFree) {
-      const uint8_t kept = on_loop[d - 1] & static_cast<uint8_t>(child == star);
-      on_loop[d] = kept;
-      if (kept) {
-        if (inside(below[i], free_loop_or_dead_) ||
-            FreeTextMasks::fits(free_loop_, free_closed_, below[i], utf8[i])) {
-          i = n.end;
-          continue;
-        }
-        ++i;
+      if (kept_here >= 0) {
+        // Inside a character of the free text, or back in it after one.
+        i = free_.all_below(kept_here, below[i], utf8[i]) ? n.end : i + 1;
         continue;
       }
     }

@@ -104,6 +104,9 @@ class EarleyWalker {
   // The state after byte b from state `from` at `depth`, from the table or
   // stepped and noted there.
   int32_t step_from(int32_t from, uint8_t b, size_t depth);
+  // Whether every character of two bytes or more from state `from` is
+  // live all the way and ends in `home`.
+  bool utf8_leads(int32_t from, int32_t home, size_t depth);
   bool utf8_closed(int32_t s, size_t depth);
   bool utf8_rest(int32_t x, int reader, int32_t home, size_t depth);
   bool fits_below(int32_t s, const TokenTrie::Bytes& below, uint8_t utf8, size_t subtree_nodes,
@@ -115,15 +118,15 @@ class EarleyWalker {
   // The free-text state the walk's first bytes lead to, or -1: the child
   // of the root that kFreeTextAscii ASCII bytes or more lead to and that
   // as many loop on (the root itself inside a string). Its kept mask (the
-  // tokens that stay in it) is OR-ed into mask.
+  // tokens that stay in it) is OR-ed into mask, and free_ describes it.
   int32_t free_text_start(const TokenTrie& trie, std::span<uint32_t> mask);
   static constexpr int kFreeTextAscii = 64;
+  FreeTextMasks free_text_;
+  FreeText free_;
+  TokenTrie::Bytes free_loop_or_dead_{};  // bytes that loop or die there
+  std::vector<int8_t> kept_;              // per depth: FreeText::next of the path
   template <bool kFree>
   void walk(const TokenTrie& trie, std::span<uint32_t> mask, int32_t star);
-  FreeTextMasks free_text_;
-  TokenTrie::Bytes free_loop_{}, free_loop_or_dead_{};
-  bool free_closed_ = false;
-  std::vector<uint8_t> on_loop_;
   void clear_tables();
 
   size_t max_states_;

@@ -1,24 +1,16 @@
 #include "constraint/trie/free_text_masks.hpp"
 
-#include <algorithm>
-
 namespace nextok::constraint {
 
 namespace {
-bool has(const TokenTrie::Bytes& set, uint8_t b) {
-  return ((set[b >> 6] >> (b & 63)) & 1) != 0;
-}
 void set_ids(std::span<const uint32_t> ids, uint32_t* m) {
   for (const uint32_t id : ids) m[id >> 5] |= 1u << (id & 31);
 }
 }  // namespace
 
-std::span<const uint32_t> FreeTextMasks::get(const TokenTrie& trie, const TokenTrie::Bytes& first,
-                                             const TokenTrie::Bytes& loop, bool utf8_closed) {
+std::span<const uint32_t> FreeTextMasks::get(const TokenTrie& trie, const FreeText& state) {
   for (const Entry& e : entries_) {
-    if (e.trie == &trie && e.first == first && e.loop == loop && e.closed == utf8_closed) {
-      return e.mask;
-    }
+    if (e.trie == &trie && e.state == state) return e.mask;
   }
   if (entries_.size() < kKept) {
     entries_.emplace_back();
@@ -27,24 +19,25 @@ std::span<const uint32_t> FreeTextMasks::get(const TokenTrie& trie, const TokenT
   Entry& e = entries_[next_];
   next_ = (next_ + 1) % kKept;
   e.trie = &trie;
-  e.first = first;
-  e.loop = loop;
-  e.closed = utf8_closed;
+  e.state = state;
   e.mask.assign((trie.vocab_size() + 31) / 32, 0);
-  // The walk kept to the paths that stay in the state: the same nodes and
-  // the same fit() tests.
+  // Depth first, kept to the paths that stay in the state; k[d]: where the
+  // path of depth d is (FreeText::next).
   const auto nodes = trie.nodes();
   const auto tokens = trie.tokens();
   const auto below = trie.bytes_below();
   const auto utf8 = trie.utf8_below();
+  std::vector<int8_t> k(258, 0);
   uint32_t* m = e.mask.data();
   for (size_t i = 1; i < nodes.size();) {
     const TokenTrie::Node& n = nodes[i];
-    if (!has(n.depth == 1 ? first : loop, n.byte)) {
+    const int here = state.next(k[n.depth - 1u], n.byte, n.depth == 1);
+    if (here < 0) {
       i = n.end;
       continue;
     }
-    if (n.end > i + 1 && fits(loop, utf8_closed, below[i], utf8[i])) {
+    k[n.depth] = static_cast<int8_t>(here);
+    if (n.end > i + 1 && state.all_below(here, below[i], utf8[i])) {
       set_ids(trie.subtree_tokens(i), m);
       i = n.end;
       continue;

@@ -1,10 +1,10 @@
 // Masks of the tokens a free-text state reads without leaving itself,
-// kept per loop set. A state that reads most bytes back into itself (the
-// inside of a string or a comment) allows ~120 k tokens of a 128 k
-// vocabulary; setting them bit by bit from the trie is most of such a
-// mask's time, and the set depends only on the bytes that loop, not on the
-// grammar or the context. So a walk whose root state loops on set L starts
-// from the kept mask of L and sets only what leaves L.
+// kept per state description. A state that reads most bytes back into
+// itself (the inside of a string or a comment) allows ~120 k tokens of a
+// 128 k vocabulary; setting them bit by bit from the trie is most of such a
+// mask's time, and the set depends only on which bytes loop, not on the
+// grammar or the context. So a walk that enters such a state from its root
+// starts from the kept mask and sets only what leaves the state.
 #pragma once
 
 #include <cstdint>
@@ -15,38 +15,54 @@
 
 namespace nextok::constraint {
 
+// A free-text state as the trie walk sees it from the walk's root: the
+// bytes that lead into it from the root (`first`), the bytes it reads
+// back into itself (`loop`; the same sets when the root is the state),
+// and whether every character of two bytes or more leads back into it
+// (`closed`) and into it from the root (`first_wide`), every way live.
+struct FreeText {
+  TokenTrie::Bytes first{}, loop{};
+  bool closed = false, first_wide = false;
+  bool operator==(const FreeText&) const = default;
+
+  static bool has(const TokenTrie::Bytes& set, uint8_t b) noexcept {
+    return ((set[b >> 6] >> (b & 63)) & 1) != 0;
+  }
+  static bool inside(const TokenTrie::Bytes& a, const TokenTrie::Bytes& b) noexcept {
+    return ((a[0] & ~b[0]) | (a[1] & ~b[1]) | (a[2] & ~b[2]) | (a[3] & ~b[3])) == 0;
+  }
+  // Where a path that has stayed in the state goes on byte b: 0 in the
+  // state (at a character boundary), 1-7 inside a character that leads
+  // back into it (Utf8Reader's states), -1 out of it. k: where it was;
+  // first_char: the byte begins the path's first character.
+  int next(int k, uint8_t b, bool first_char) const noexcept {
+    if (k > 0) return Utf8Reader::next(k, b);
+    if (has(first_char ? first : loop, b)) return 0;
+    if (b < 0x80 || !(first_char ? first_wide : closed)) return -1;
+    const int r = Utf8Reader::next(0, b);
+    return r > 0 ? r : -1;
+  }
+  // Whether every token below a node where the path is at k stays in the
+  // state (`below`, `utf8`: TokenTrie::bytes_below and utf8_below there).
+  bool all_below(int k, const TokenTrie::Bytes& below, uint8_t utf8) const noexcept {
+    if (k == 0 && inside(below, loop)) return true;
+    return closed && ((utf8 >> k) & 1) != 0 && inside({below[0], below[1], 0, 0}, loop);
+  }
+};
+
 class FreeTextMasks {
  public:
-  // Whether every token below a node whose bytes below are `below` (UTF-8
-  // flags `utf8`, TokenTrie::utf8_below) reads back into a state looping on
-  // `loop`: each byte loops, or the tokens are well-formed UTF-8 from a
-  // character boundary, their ASCII bytes loop and the state reads every
-  // longer character back into itself (`utf8_closed`).
-  static bool fits(const TokenTrie::Bytes& loop, bool utf8_closed, const TokenTrie::Bytes& below,
-                   uint8_t utf8) noexcept {
-    const auto inside = [&loop](const TokenTrie::Bytes& a) {
-      return ((a[0] & ~loop[0]) | (a[1] & ~loop[1]) | (a[2] & ~loop[2]) | (a[3] & ~loop[3])) == 0;
-    };
-    if (inside(below)) return true;
-    return utf8_closed && (utf8 & 1) != 0 && inside({below[0], below[1], 0, 0});
-  }
-
-  // The tokens a walk sets while its path stays in a free-text state that
-  // the bytes `first` lead to from the root and that loops on `loop` (the
-  // same set when the root is that state): each token whose first byte is
-  // in `first` and every later byte in `loop`, and the subtrees that fit()
-  // at such nodes. bitmask_words(vocab) words, kept until kKept other sets
-  // have been asked for.
-  std::span<const uint32_t> get(const TokenTrie& trie, const TokenTrie::Bytes& first,
-                                const TokenTrie::Bytes& loop, bool utf8_closed);
+  // The tokens whose every byte keeps a path from the root in the state
+  // (FreeText::next never -1): bitmask_words(vocab) words, kept until
+  // kKept other states have been asked for.
+  std::span<const uint32_t> get(const TokenTrie& trie, const FreeText& state);
 
   static constexpr size_t kKept = 8;
 
  private:
   struct Entry {
     const TokenTrie* trie = nullptr;
-    TokenTrie::Bytes first{}, loop{};
-    bool closed = false;
+    FreeText state;
     std::vector<uint32_t> mask;
   };
   std::vector<Entry> entries_;
