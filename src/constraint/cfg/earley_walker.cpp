@@ -36,6 +36,16 @@ uint64_t code_of(uint64_t item) {
   }
   for (; k < n; ++k) m[p[k] >> 5] |= 1u << (p[k] & 31);
 }
+// Order-free, so a set is looked up before (and unless new, without) sorting.
+uint64_t hash_set(std::span<const uint64_t> items) {
+  uint64_t h = items.size() * 0x9E3779B97F4A7C15ull;
+  for (const uint64_t it : items) {
+    uint64_t x = (it ^ (it >> 31)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    h += x ^ (x >> 31);
+  }
+  return h;
+}
 uint64_t hash_items(std::span<const uint64_t> items) {
   uint64_t h = items.size();
   for (const uint64_t it : items) {
@@ -74,14 +84,23 @@ void EarleyWalker::clear_tables() {
   local_codes_.clear();
 }
 
-int32_t EarleyWalker::intern() {
-  const uint64_t h = hash_items(items_);
+int32_t EarleyWalker::intern(bool in_seen) {
+  const uint64_t h = hash_set(items_);
   const int32_t* found = state_by_hash_.find(h);
   const int32_t first = found == nullptr ? -1 : *found;
   for (int32_t id = first; id >= 0; id = state_next_[static_cast<size_t>(id)]) {
-    if (std::ranges::equal(state_items(id), items_)) return id;
+    const auto known = state_items(id);
+    if (known.size() != items_.size()) continue;
+    // The step's items are all in `seen` (with the completed ones it
+    // dropped, which no state holds): a state of as many items, each of
+    // them there, is the same set.
+    if (in_seen ? std::ranges::all_of(known, [this](uint64_t it) { return in_set(it); })
+                : std::ranges::equal(known, items_)) {
+      return id;
+    }
   }
   if (states_.size() >= max_states_ || table_.size() + classes_ > kMaxEntries) return kNoName;
+  if (in_seen) std::sort(items_.begin(), items_.end());
   const auto id = static_cast<int32_t>(states_.size());
   state_next_.push_back(first);
   state_by_hash_.set(h, id);
@@ -173,6 +192,16 @@ uint64_t EarleyWalker::sub_projection(uint64_t code, uint32_t a) {
   const uint64_t sub = project(proj_items(code), a);
   sub_projs_.set(key, sub);
   return sub;
+}
+
+bool EarleyWalker::in_set(uint64_t key) const {
+  const size_t mask = seen_keys_.size() - 1;
+  size_t h = static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+  while (seen_gen_[h] == gen_) {
+    if (seen_keys_[h] == key) return true;
+    h = (h + 1) & mask;
+  }
+  return false;
 }
 
 bool EarleyWalker::seen(uint64_t key) {
@@ -322,9 +351,11 @@ int32_t EarleyWalker::step(int32_t s, uint8_t b, size_t depth) {
   }
   // Completed items have done their work; the rest name the state.
   std::erase_if(items_, [&](uint64_t it) { return t.syms[pos_of(it)] == EarleyTables::kEnd; });
-  std::sort(items_.begin(), items_.end());
-  const int32_t id = intern();
-  if (id == kNoName) depth_items_[depth + 1] = items_;
+  const int32_t id = intern(/*in_seen=*/true);
+  if (id == kNoName) {
+    std::sort(items_.begin(), items_.end());
+    depth_items_[depth + 1] = items_;
+  }
   return id;
 }
 
@@ -504,7 +535,7 @@ void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t ma
   }
   std::sort(items_.begin(), items_.end());
   items_.erase(std::unique(items_.begin(), items_.end()), items_.end());
-  ids_[0] = intern();
+  ids_[0] = intern(/*in_seen=*/false);
   if (ids_[0] == kNoName) depth_items_[0] = items_;
   // Free text from the root: the tokens that stay in the free-text state
   // come from the kept mask, and the walk sets only what leaves it

@@ -54,9 +54,10 @@ class EarleyWalker {
     std::vector<std::pair<uint32_t, uint64_t>> projs;  // nonterminal -> code
   };
 
-  // The state of items_ (sorted, deduplicated by then); kNoName when the
-  // room is spent.
-  int32_t intern();
+  // The state of items_ (deduplicated; a new state's are sorted), looked
+  // up by an order-free hash: in_seen, the items are a step's, all in
+  // `seen` and unsorted; else sorted. kNoName when the room is spent.
+  int32_t intern(bool in_seen);
   // State s's items, or for kNoName the nameless set kept at `depth`.
   std::span<const uint64_t> state_items(int32_t s) const {
     const State& st = states_[static_cast<size_t>(s)];
@@ -101,6 +102,7 @@ class EarleyWalker {
   void make_closure(uint32_t a, std::vector<uint32_t>& pos, std::vector<uint32_t>& nts);
   // Marks key as in the set being built; true if it was already.
   bool seen(uint64_t key);
+  bool in_set(uint64_t key) const;  // whether seen() marked it in this step
   // The state after byte b from state `from` at `depth`, from the table or
   // stepped and noted there.
   int32_t step_from(int32_t from, uint8_t b, size_t depth);
