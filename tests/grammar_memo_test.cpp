@@ -186,6 +186,10 @@ TEST(GrammarMemo, StringStatesEqualTheRecogniserOnEveryToken) {
        {"[\"", "[\"a", "[\"a\xc3\xa9", "[\"a\xe2\x82"}},
       {"root ::= \"(\" root \")\" | s \";\"\ns ::= s c | c\nc ::= [ -:<-~] | [^\\x00-\\x7F] [ -:<-~]\n",
        {"(", "(a", "(a\xc3\xa9"}},
+      // The same without recursion: a DFA reads them.
+      {"root ::= s \";\"\ns ::= s [ -:<-z] | [ -~]\n", {"", "ab"}},
+      {"root ::= \"\\\"\" s \"\\\"\"\ns ::= s [^\"\\\\] | [ -!#-~]\n", {"\"", "\"a", "\"a\xc3\xa9"}},
+      {"root ::= s \";\"\ns ::= s c | c\nc ::= [ -:<-~] | [^\\x00-\\x7F] [ -:<-~]\n", {"", "a", "a\xc3\xa9"}},
   };
   std::vector<uint32_t> mask(nextok::bitmask_words(vocab->size()));
   for (const Probe& probe : probes) {

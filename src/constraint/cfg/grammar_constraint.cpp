@@ -20,6 +20,7 @@
 #include "constraint/engine/token_index_impl.hpp"
 #include "constraint/regex/compile_budget.hpp"
 #include "constraint/regex/dfa.hpp"
+#include "constraint/trie/dfa_walker.hpp"
 #include "nextok/error.hpp"
 #include "nextok/grammar.hpp"
 #include "nextok/mask.hpp"
@@ -34,8 +35,10 @@ struct Grammar::Impl {
   size_t max_parse_items = 0;
   // Masks by state: the Earley set's name (gbnf, lark) or the DFA state.
   std::unique_ptr<constraint::cfg::MaskMemo> memo;
-  std::unique_ptr<constraint::cfg::WalkerPool> walkers =
-      std::make_unique<constraint::cfg::WalkerPool>();
+  std::unique_ptr<constraint::cfg::WalkerPool<constraint::cfg::EarleyWalker>> walkers =
+      std::make_unique<constraint::cfg::WalkerPool<constraint::cfg::EarleyWalker>>();
+  std::unique_ptr<constraint::cfg::WalkerPool<constraint::DfaWalker>> dfa_walkers =
+      std::make_unique<constraint::cfg::WalkerPool<constraint::DfaWalker>>();
   size_t compile_bytes = 0;  // the compile budget's peak
 };
 
@@ -254,7 +257,7 @@ void GrammarConstraint::step_mask(std::span<uint32_t> mask) {
     if (g.dfa) {
       const int32_t q = state_->history.back().q;
       if (!g.memo->find(q, mask.first(words))) {
-        ix.trie.allow(*g.dfa, q, mask.first(words));
+        g.dfa_walkers->borrow()->allow(ix.trie, *g.dfa, q, mask.first(words));
         g.memo->store(q, mask.first(words));
       }
     } else {

@@ -1,36 +1,35 @@
-// Walkers kept by a grammar for all its matchers. A walker's table maps
-// states named by content (lasting names and its own projection numbers),
-// so it holds across requests: a matcher borrows a walker for a mask and
-// gives it back, and the next request of the same grammar finds the states
-// already stepped. Each walker serves one thread at a time.
+// Walkers kept by a grammar for all its matchers. A walker's tables hold
+// across requests (the Earley walker's states are named by content, the
+// DFA walker's by DFA state): a matcher borrows a walker for a mask and
+// gives it back, and the next request of the same grammar finds its work
+// already done. Each walker serves one thread at a time.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <vector>
 
-#include "constraint/cfg/earley_walker.hpp"
-
 namespace nextok::constraint::cfg {
 
+template <class Walker>
 class WalkerPool {
  public:
   class Loan {
    public:
-    Loan(WalkerPool& pool, std::unique_ptr<EarleyWalker> w) : pool_(pool), w_(std::move(w)) {}
+    Loan(WalkerPool& pool, std::unique_ptr<Walker> w) : pool_(pool), w_(std::move(w)) {}
     Loan(const Loan&) = delete;
     Loan& operator=(const Loan&) = delete;
     ~Loan() { pool_.give_back(std::move(w_)); }
-    EarleyWalker& operator*() const noexcept { return *w_; }
-    EarleyWalker* operator->() const noexcept { return w_.get(); }
+    Walker& operator*() const noexcept { return *w_; }
+    Walker* operator->() const noexcept { return w_.get(); }
 
    private:
     WalkerPool& pool_;
-    std::unique_ptr<EarleyWalker> w_;
+    std::unique_ptr<Walker> w_;
   };
 
   Loan borrow() {
-    std::unique_ptr<EarleyWalker> w;
+    std::unique_ptr<Walker> w;
     {
       std::lock_guard lock(mu_);
       if (!free_.empty()) {
@@ -38,7 +37,7 @@ class WalkerPool {
         free_.pop_back();
       }
     }
-    if (!w) w = std::make_unique<EarleyWalker>();
+    if (!w) w = std::make_unique<Walker>();
     return Loan(*this, std::move(w));
   }
 
@@ -46,13 +45,13 @@ class WalkerPool {
   // Walkers beyond this many (more threads at once) are dropped on return:
   // each holds up to a few MiB of tables.
   static constexpr size_t kKept = 4;
-  void give_back(std::unique_ptr<EarleyWalker> w) {
+  void give_back(std::unique_ptr<Walker> w) {
     std::lock_guard lock(mu_);
     if (free_.size() < kKept) free_.push_back(std::move(w));
   }
 
   std::mutex mu_;
-  std::vector<std::unique_ptr<EarleyWalker>> free_;
+  std::vector<std::unique_ptr<Walker>> free_;
 };
 
 }  // namespace nextok::constraint::cfg
