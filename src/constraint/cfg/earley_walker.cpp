@@ -1,10 +1,8 @@
 #include "constraint/cfg/earley_walker.hpp"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cstring>
-#include <tuple>
 
 #include "nextok/error.hpp"
 
@@ -451,32 +449,23 @@ int32_t EarleyWalker::full_row(int32_t s) {
 int32_t EarleyWalker::free_text_start(const TokenTrie& trie, std::span<uint32_t> mask) {
   const int32_t root = ids_[0];
   if (root < 0 || full_row(root) < 0) return -1;
-  // The child most first bytes lead to (the root itself inside a string,
-  // the string's inside right after its quote).
-  // Votes per child state: the ASCII bytes of each class that leads there.
-  std::array<std::pair<int32_t, int>, 16> votes{};
-  size_t used = 0;
+  // The child most ASCII first bytes lead to (the root itself inside a
+  // string, the string's inside right after its quote): votes per child,
+  // the ASCII bytes of each class that leads there.
+  FreeTextVotes votes;
   for (uint32_t c = 0; c < classes_; ++c) {
     const int32_t child = table_[static_cast<size_t>(root) * classes_ + c];
-    if (child < 0) continue;
-    size_t k = 0;
-    while (k < used && votes[k].first != child) ++k;
-    if (k == used) {
-      if (used == votes.size()) continue;
-      votes[used++] = {child, 0};
-    }
-    votes[k].second += t_->class_ascii[c];
+    if (child >= 0) votes.add(child, t_->class_ascii[c]);
   }
-  int32_t star = -1;
-  int best = 0;
-  for (size_t k = 0; k < used; ++k) {
-    if (votes[k].second > best) std::tie(star, best) = votes[k];
-  }
+  const auto [star, best] = votes.best();
   if (best < kFreeTextAscii || full_row(star) < 0) return -1;
-  const ByteSet& loop = loops_[static_cast<size_t>(star)];
+  // Copies, not references: the UTF-8 checks below step, and a step may
+  // grow the tables. Every class was stepped from star already, so its
+  // loop set is complete.
+  const ByteSet loop = loops_[static_cast<size_t>(star)];
   if (std::popcount(loop.w[0]) + std::popcount(loop.w[1]) < kFreeTextAscii) return -1;
-  State& st = states_[static_cast<size_t>(star)];
-  const bool closed = st.closed >= 0 ? st.closed == 1 : utf8_closed(star, 1);
+  const int8_t verdict = states_[static_cast<size_t>(star)].closed;
+  const bool closed = verdict >= 0 ? verdict == 1 : utf8_closed(star, 1);
   FreeText& f = free_;
   f.loop = {loop.w[0], loop.w[1], loop.w[2], loop.w[3]};
   f.first = {};
@@ -487,7 +476,7 @@ int32_t EarleyWalker::free_text_start(const TokenTrie& trie, std::span<uint32_t>
   }
   f.closed = closed;
   f.first_wide = root == star ? closed : utf8_leads(root, star, 0);
-  const ByteSet& next = states_[static_cast<size_t>(star)].next;
+  const ByteSet next = states_[static_cast<size_t>(star)].next;
   for (size_t w = 0; w < 4; ++w) free_loop_or_dead_[w] = f.loop[w] | ~next.w[w];
   const auto kept = free_text_.get(trie, f);
   uint32_t* m = mask.data();

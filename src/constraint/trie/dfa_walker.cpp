@@ -1,9 +1,6 @@
 #include "constraint/trie/dfa_walker.hpp"
 
-#include <algorithm>
-#include <array>
 #include <bit>
-#include <utility>
 
 namespace nextok::constraint {
 
@@ -71,24 +68,12 @@ const DfaWalker::RootFacts& DfaWalker::root_facts(int32_t q) {
   r.known = 1;
   const Dfa& dfa = *dfa_;
   // The child most ASCII first bytes lead to.
-  std::array<std::pair<int32_t, int>, 16> votes{};
-  size_t used = 0;
+  FreeTextVotes votes;
   for (unsigned b = 0; b < 128; ++b) {
     const int32_t c = dfa.next(q, static_cast<uint8_t>(b));
-    if (c < 0) continue;
-    size_t k = 0;
-    while (k < used && votes[k].first != c) ++k;
-    if (k == used) {
-      if (used == votes.size()) continue;
-      votes[used++] = {c, 0};
-    }
-    ++votes[k].second;
+    if (c >= 0) votes.add(c, 1);
   }
-  int32_t star = -1;
-  int best = 0;
-  for (size_t k = 0; k < used; ++k) {
-    if (votes[k].second > best) std::tie(star, best) = votes[k];
-  }
+  const auto [star, best] = votes.best();
   if (best < kFreeTextAscii) return r;
   const TokenTrie::Bytes loop = facts(star).loop;
   if (std::popcount(loop[0]) + std::popcount(loop[1]) < kFreeTextAscii) return r;

@@ -7,8 +7,10 @@
 // starts from the kept mask and sets only what leaves the state.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "constraint/trie/token_trie.hpp"
@@ -48,6 +50,33 @@ struct FreeText {
     if (k == 0 && inside(below, loop)) return true;
     return closed && ((utf8 >> k) & 1) != 0 && inside({below[0], below[1], 0, 0}, loop);
   }
+};
+
+// The state most first bytes of a walk lead to: votes per child state (a
+// walk's root has few children, so a short list).
+class FreeTextVotes {
+ public:
+  void add(int32_t state, int votes) noexcept {
+    size_t k = 0;
+    while (k < used_ && v_[k].first != state) ++k;
+    if (k == used_) {
+      if (used_ == v_.size()) return;
+      v_[used_++] = {state, 0};
+    }
+    v_[k].second += votes;
+  }
+  // The state with the most votes and their count; {-1, 0} with none.
+  std::pair<int32_t, int> best() const noexcept {
+    std::pair<int32_t, int> top{-1, 0};
+    for (size_t k = 0; k < used_; ++k) {
+      if (v_[k].second > top.second) top = v_[k];
+    }
+    return top;
+  }
+
+ private:
+  std::array<std::pair<int32_t, int>, 16> v_{};
+  size_t used_ = 0;
 };
 
 class FreeTextMasks {
