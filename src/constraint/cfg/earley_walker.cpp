@@ -18,22 +18,6 @@ uint32_t pos_of(uint64_t item) {
 uint64_t code_of(uint64_t item) {
   return item & 0xFFFFFFFFu;
 }
-// Inlined: called per fitting subtree, most of them small.
-[[gnu::always_inline]] inline void set_bits(std::span<const uint32_t> ids,
-                                            std::span<uint32_t> mask) {
-  uint32_t* m = mask.data();
-  const uint32_t* p = ids.data();
-  const size_t n = ids.size();
-  size_t k = 0;
-  for (; k + 4 <= n; k += 4) {
-    const uint32_t a = p[k], b = p[k + 1], c = p[k + 2], d = p[k + 3];
-    m[a >> 5] |= 1u << (a & 31);
-    m[b >> 5] |= 1u << (b & 31);
-    m[c >> 5] |= 1u << (c & 31);
-    m[d >> 5] |= 1u << (d & 31);
-  }
-  for (; k < n; ++k) m[p[k] >> 5] |= 1u << (p[k] & 31);
-}
 // Order-free, so a set is looked up before (and unless new, without) sorting.
 uint64_t hash_set(std::span<const uint64_t> items) {
   uint64_t h = items.size() * 0x9E3779B97F4A7C15ull;
@@ -458,12 +442,12 @@ int32_t EarleyWalker::free_text_start(const TokenTrie& trie, std::span<uint32_t>
     if (child >= 0) votes.add(child, t_->class_ascii[c]);
   }
   const auto [star, best] = votes.best();
-  if (best < kFreeTextAscii || full_row(star) < 0) return -1;
+  if (best < FreeText::kMinAscii || full_row(star) < 0) return -1;
   // Copies, not references: the UTF-8 checks below step, and a step may
   // grow the tables. Every class was stepped from star already, so its
   // loop set is complete.
   const ByteSet loop = loops_[static_cast<size_t>(star)];
-  if (std::popcount(loop.w[0]) + std::popcount(loop.w[1]) < kFreeTextAscii) return -1;
+  if (std::popcount(loop.w[0]) + std::popcount(loop.w[1]) < FreeText::kMinAscii) return -1;
   const int8_t verdict = states_[static_cast<size_t>(star)].closed;
   const bool closed = verdict >= 0 ? verdict == 1 : utf8_closed(star, 1);
   FreeText& f = free_;
@@ -478,9 +462,7 @@ int32_t EarleyWalker::free_text_start(const TokenTrie& trie, std::span<uint32_t>
   f.first_wide = root == star ? closed : utf8_leads(root, star, 0);
   const ByteSet next = states_[static_cast<size_t>(star)].next;
   for (size_t w = 0; w < 4; ++w) free_loop_or_dead_[w] = f.loop[w] | ~next.w[w];
-  const auto kept = free_text_.get(trie, f);
-  uint32_t* m = mask.data();
-  for (size_t w = 0; w < kept.size(); ++w) m[w] |= kept[w];
+  free_text_.add_to(trie, f, mask);
   return star;
 }
 
@@ -613,7 +595,7 @@ void EarleyWalker::walk(const TokenTrie& trie, std::span<uint32_t> mask, int32_t
       table = table_.data();
       looping = looping_.data();
       if (fits) {
-        set_bits(trie.subtree_tokens(i), mask);
+        set_token_bits(trie.subtree_tokens(i), m);
         i = n.end;
         continue;
       }

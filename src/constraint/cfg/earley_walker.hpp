@@ -118,11 +118,10 @@ class EarleyWalker {
   // s's loop set); kNoName when the room is spent.
   int32_t full_row(int32_t s);
   // The free-text state the walk's first bytes lead to, or -1: the child
-  // of the root that kFreeTextAscii ASCII bytes or more lead to and that
+  // of the root that FreeText::kMinAscii ASCII bytes or more lead to and that
   // as many loop on (the root itself inside a string). Its kept mask (the
   // tokens that stay in it) is OR-ed into mask, and free_ describes it.
   int32_t free_text_start(const TokenTrie& trie, std::span<uint32_t> mask);
-  static constexpr int kFreeTextAscii = 64;
   FreeTextMasks free_text_;
   FreeText free_;
   TokenTrie::Bytes free_loop_or_dead_{};  // bytes that loop or die there

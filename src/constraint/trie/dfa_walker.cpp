@@ -5,9 +5,6 @@
 namespace nextok::constraint {
 
 namespace {
-void set_ids(std::span<const uint32_t> ids, uint32_t* m) {
-  for (const uint32_t id : ids) m[id >> 5] |= 1u << (id & 31);
-}
 void add(TokenTrie::Bytes& set, unsigned b) {
   set[b >> 6] |= uint64_t{1} << (b & 63);
 }
@@ -15,13 +12,12 @@ void add(TokenTrie::Bytes& set, unsigned b) {
 
 const DfaWalker::StateFacts& DfaWalker::facts(int32_t s) {
   StateFacts& f = facts_[static_cast<size_t>(s)];
-  if (f.known == 0) {
+  uint8_t& hint = loop_hint_[static_cast<size_t>(s)];
+  if (hint == kUnknownLoop) {
     for (unsigned b = 0; b < 256; ++b) {
       if (dfa_->next(s, static_cast<uint8_t>(b)) == s) add(f.loop, b);
     }
-    f.loops = (f.loop[0] | f.loop[1] | f.loop[2] | f.loop[3]) != 0 ? 1 : 0;
-    f.known = 1;
-    loop_hint_[static_cast<size_t>(s)] = f.loops != 0 ? kLoops : kNoLoop;
+    hint = (f.loop[0] | f.loop[1] | f.loop[2] | f.loop[3]) != 0 ? kLoops : kNoLoop;
   }
   return f;
 }
@@ -74,9 +70,9 @@ const DfaWalker::RootFacts& DfaWalker::root_facts(int32_t q) {
     if (c >= 0) votes.add(c, 1);
   }
   const auto [star, best] = votes.best();
-  if (best < kFreeTextAscii) return r;
+  if (best < FreeText::kMinAscii) return r;
   const TokenTrie::Bytes loop = facts(star).loop;
-  if (std::popcount(loop[0]) + std::popcount(loop[1]) < kFreeTextAscii) return r;
+  if (std::popcount(loop[0]) + std::popcount(loop[1]) < FreeText::kMinAscii) return r;
   r.star = star;
   r.text.loop = loop;
   for (unsigned b = 0; b < 256; ++b) {
@@ -91,7 +87,7 @@ const DfaWalker::RootFacts& DfaWalker::root_facts(int32_t q) {
 
 bool DfaWalker::fits(int32_t s, const TokenTrie::Bytes& below, uint8_t utf8, size_t nodes) {
   const StateFacts& f = facts(s);
-  if (f.loops == 0) return false;
+  if (loop_hint_[static_cast<size_t>(s)] == kNoLoop) return false;
   if (FreeText::inside(below, f.loop)) return true;
   if ((utf8 & 1) == 0 || !FreeText::inside({below[0], below[1], 0, 0}, f.loop)) return false;
   if (f.closed >= 0) return f.closed == 1;
@@ -143,11 +139,11 @@ void DfaWalker::walk(const TokenTrie& trie, int32_t q, const RootFacts& root,
     }
     // Most states loop on nothing: one byte says so before the call.
     if (kSkip && n.end > i + 1 && hint[s] != kNoLoop && fits(s, below[i], utf8[i], n.end - i)) {
-      set_ids(trie.subtree_tokens(i), m);
+      set_token_bits(trie.subtree_tokens(i), m);
       i = n.end;
       continue;
     }
-    set_ids(tokens.subspan(n.first_token, n.token_count), m);
+    set_token_bits(tokens.subspan(n.first_token, n.token_count), m);
     ++i;
   }
 }
@@ -176,9 +172,7 @@ void DfaWalker::allow(const TokenTrie& trie, const Dfa& dfa, int32_t q, std::spa
     }
     return;
   }
-  const auto kept = free_text_.get(trie, root.text);
-  uint32_t* m = mask.data();
-  for (size_t w = 0; w < kept.size(); ++w) m[w] |= kept[w];
+  free_text_.add_to(trie, root.text, mask);
   walk<true, true>(trie, q, root, mask);
 }
 

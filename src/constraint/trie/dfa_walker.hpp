@@ -27,9 +27,7 @@ class DfaWalker {
 
  private:
   struct StateFacts {
-    TokenTrie::Bytes loop{};  // bytes that lead back to the state
-    int8_t known = 0;         // loop found
-    int8_t loops = 0;         // any byte loops
+    TokenTrie::Bytes loop{};  // bytes that lead back to the state (loop_hint_ says if known)
     int8_t closed = -1;       // every wide character leads back, -1 not yet known
   };
   struct RootFacts {
@@ -51,7 +49,6 @@ class DfaWalker {
   template <bool kFree, bool kSkip>
   void walk(const TokenTrie& trie, int32_t q, const RootFacts& root, std::span<uint32_t> mask);
 
-  static constexpr int kFreeTextAscii = 64;
   // A subtree this large is worth the UTF-8 check of its state.
   static constexpr size_t kUtf8CheckNodes = 256;
   const Dfa* dfa_ = nullptr;

@@ -2,12 +2,6 @@
 
 namespace nextok::constraint {
 
-namespace {
-void set_ids(std::span<const uint32_t> ids, uint32_t* m) {
-  for (const uint32_t id : ids) m[id >> 5] |= 1u << (id & 31);
-}
-}  // namespace
-
 std::span<const uint32_t> FreeTextMasks::get(const TokenTrie& trie, const FreeText& state) {
   for (const Entry& e : entries_) {
     if (e.trie == &trie && e.state == state) return e.mask;
@@ -38,11 +32,11 @@ std::span<const uint32_t> FreeTextMasks::get(const TokenTrie& trie, const FreeTe
     }
     k[n.depth] = static_cast<int8_t>(here);
     if (n.end > i + 1 && state.all_below(here, below[i], utf8[i])) {
-      set_ids(trie.subtree_tokens(i), m);
+      set_token_bits(trie.subtree_tokens(i), m);
       i = n.end;
       continue;
     }
-    set_ids(tokens.subspan(n.first_token, n.token_count), m);
+    set_token_bits(tokens.subspan(n.first_token, n.token_count), m);
     ++i;
   }
   return e.mask;

@@ -23,6 +23,10 @@ namespace nextok::constraint {
 // and whether every character of two bytes or more leads back into it
 // (`closed`) and into it from the root (`first_wide`), every way live.
 struct FreeText {
+  // Worth a kept mask where this many ASCII first bytes lead into the state
+  // and as many loop on it: a string's or a comment's inside, not a name's.
+  static constexpr int kMinAscii = 64;
+
   TokenTrie::Bytes first{}, loop{};
   bool closed = false, first_wide = false;
   bool operator==(const FreeText&) const = default;
@@ -85,6 +89,11 @@ class FreeTextMasks {
   // (FreeText::next never -1): bitmask_words(vocab) words, kept until
   // kKept other states have been asked for.
   std::span<const uint32_t> get(const TokenTrie& trie, const FreeText& state);
+  // ORs that mask into `mask`.
+  void add_to(const TokenTrie& trie, const FreeText& state, std::span<uint32_t> mask) {
+    const auto kept = get(trie, state);
+    for (size_t w = 0; w < kept.size(); ++w) mask[w] |= kept[w];
+  }
 
   static constexpr size_t kKept = 8;
 
