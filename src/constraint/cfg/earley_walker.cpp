@@ -56,6 +56,7 @@ void EarleyWalker::clear_tables() {
   table_.clear();
   loops_.clear();
   looping_.clear();
+  cores_.clear();
   state_arena_.clear();
   proj_arena_.clear();
   proj_spans_.clear();
@@ -89,6 +90,7 @@ int32_t EarleyWalker::intern(bool in_seen) {
   table_.resize(table_.size() + classes_, kUnknown);
   loops_.emplace_back();
   looping_.push_back(0);
+  cores_.emplace_back();
   State& s = states_.emplace_back();
   s.begin = state_arena_.size();
   s.size = static_cast<uint32_t>(items_.size());
@@ -380,6 +382,70 @@ bool EarleyWalker::fits_below(int32_t s, const TokenTrie::Bytes& below, uint8_t 
   return utf8_closed(s, depth);
 }
 
+void EarleyWalker::index_loop_positions() {
+  const EarleyTables& t = *t_;
+  loop_of_pos_.assign(t.syms.size(), -1);
+  loop_bytes_.clear();
+  // The bytes nonterminal b reads alone: its one-terminal alternatives.
+  const auto alone = [&t](Symbol x) {
+    ByteSet out;
+    if (x < 0) return x == EarleyTables::kEnd ? out : t.terminals[terminal_id(x)];
+    const auto b = static_cast<size_t>(x);
+    for (uint32_t k = t.prod_begin[b]; k < t.prod_begin[b + 1]; ++k) {
+      const uint32_t q = t.prods[k];
+      if (t.syms[q] < 0 && t.syms[q] != EarleyTables::kEnd && t.syms[q + 1] == EarleyTables::kEnd) {
+        const ByteSet& bytes = t.terminals[terminal_id(t.syms[q])];
+        for (size_t w = 0; w < 4; ++w) out.w[w] |= bytes.w[w];
+      }
+    }
+    return out;
+  };
+  for (const uint32_t q : t.prods) {
+    // A ::= A X, and nothing after X.
+    if (t.syms[q] != static_cast<Symbol>(t.lhs[q]) || t.syms[q + 1] == EarleyTables::kEnd ||
+        t.syms[q + 2] != EarleyTables::kEnd) {
+      continue;
+    }
+    const ByteSet bytes = alone(t.syms[q + 1]);
+    if (bytes.empty()) continue;
+    auto it = std::find(loop_bytes_.begin(), loop_bytes_.end(), bytes);
+    if (it == loop_bytes_.end()) it = loop_bytes_.insert(loop_bytes_.end(), bytes);
+    loop_of_pos_[q + 1] = static_cast<int32_t>(it - loop_bytes_.begin());
+  }
+}
+
+// Item (p, c) of A ::= A . X: reading a byte X reads alone completes A
+// through c, whose projection holds (A ::= . A X, this set) and so gives
+// (p, c's projection on A) back; when that is c, the item is back.
+bool EarleyWalker::loop_item_fits(int32_t s, const TokenTrie::Bytes& below) {
+  Cores& cores = cores_[static_cast<size_t>(s)];
+  if (cores.count < 0) {
+    cores.count = 0;
+    const auto items = state_items(s);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const uint64_t it = items[i];
+      const uint32_t p = pos_of(it);
+      const int32_t kind = loop_of_pos_[p];
+      const uint64_t c = code_of(it);
+      if (kind < 0 || c == kSelf) continue;
+      const ByteSet& bytes = loop_bytes_[static_cast<size_t>(kind)];
+      const auto known = std::span(cores.bytes).first(static_cast<size_t>(cores.count));
+      if (std::ranges::find(known, bytes) != known.end()) continue;
+      const auto proj = proj_items(c);
+      if (!std::binary_search(proj.begin(), proj.end(), (uint64_t{p - 1} << 32) | kSelf) ||
+          sub_projection(c, t_->lhs[p]) != c) {
+        continue;
+      }
+      cores.bytes[static_cast<size_t>(cores.count++)] = bytes;
+      if (static_cast<size_t>(cores.count) == kCores) break;
+    }
+  }
+  for (int8_t k = 0; k < cores.count; ++k) {
+    if (inside(below, cores.bytes[static_cast<size_t>(k)])) return true;
+  }
+  return false;
+}
+
 // Reads on from state x with the UTF-8 reader in state `reader`, one byte
 // of each class the reader allows; true when every way is live and each
 // character ends back in `home`.
@@ -471,7 +537,8 @@ void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t ma
   // Past half the room, start afresh: a walk that ran out of names midway
   // goes on with nameless states, which are stepped every time.
   if (t_ != &t || states_.size() * 2 >= max_states_ || table_.size() * 2 >= kMaxEntries) {
-    if (t_ != &t) {
+    const bool new_tables = t_ != &t;
+    if (new_tables) {
       closures_.assign(t.prod_begin.size() - 1, Closure{});
       closure_pos_.clear();
       closure_nts_.clear();
@@ -483,6 +550,7 @@ void EarleyWalker::allow(const TokenTrie& trie, const EarleyTables& t, size_t ma
     clear_tables();
     t_ = &t;
     classes_ = t.classes;
+    if (new_tables) index_loop_positions();
   }
   // A matcher's own names (chart_names.hpp: past the memo's budget) mean
   // nothing to another matcher; the grammar's names hold for all.
@@ -590,10 +658,14 @@ void EarleyWalker::walk(const TokenTrie& trie, std::span<uint32_t> mask, int32_t
       }
     }
     // A leaf's subtree is its own tokens: nothing to skip.
-    if (n.end > i + 1 && child >= 0 && looping[static_cast<size_t>(child)] != 0) {
-      const bool fits = fits_below(child, below[i], utf8[i], n.end - i, d);
-      table = table_.data();
-      looping = looping_.data();
+    if (n.end > i + 1 && child >= 0) {
+      bool fits = false;
+      if (looping[static_cast<size_t>(child)] != 0) {
+        fits = fits_below(child, below[i], utf8[i], n.end - i, d);
+        table = table_.data();
+        looping = looping_.data();
+      }
+      if (!fits) fits = loop_item_fits(child, below[i]);
       if (fits) {
         set_token_bits(trie.subtree_tokens(i), m);
         i = n.end;

@@ -10,6 +10,7 @@
 // a name holds everything a step reads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -113,6 +114,24 @@ class EarleyWalker {
   bool utf8_rest(int32_t x, int reader, int32_t home, size_t depth);
   bool fits_below(int32_t s, const TokenTrie::Bytes& below, uint8_t utf8, size_t subtree_nodes,
                   size_t depth);
+  // Loop items: an item of `A ::= A . X` whose origin's projection gives
+  // it back when A completes comes back after any byte X reads alone (a
+  // terminal, or a nonterminal's one-terminal alternatives), whatever else
+  // the state holds: a name's or a run's inside, where the rest of the
+  // state changes byte by byte (keyword prefixes begun inside a name). So a
+  // subtree whose bytes below all loop on one such item fits whole.
+  // loop_of_pos_: per position, the bytes X reads alone there, or -1.
+  void index_loop_positions();
+  bool loop_item_fits(int32_t s, const TokenTrie::Bytes& below);
+  std::vector<int32_t> loop_of_pos_;
+  std::vector<ByteSet> loop_bytes_;
+  // Per state: its loop items' byte sets (up to kCores; count -1 not yet known).
+  static constexpr size_t kCores = 2;
+  struct Cores {
+    int8_t count = -1;
+    std::array<ByteSet, kCores> bytes;
+  };
+  std::vector<Cores> cores_;
   static constexpr size_t kUtf8CheckNodes = 256;
   // Steps every byte class from s (the table's row complete, and with it
   // s's loop set); kNoName when the room is spent.
