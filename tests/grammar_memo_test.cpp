@@ -184,12 +184,15 @@ TEST(GrammarMemo, StringStatesEqualTheRecogniserOnEveryToken) {
       {"root ::= \"[\" item (\",\" item)* \"]\"\nitem ::= str | root\n"
        "str ::= \"\\\"\" s \"\\\"\"\ns ::= s [^\"\\\\] | [ -!#-~]\n",
        {"[\"", "[\"a", "[\"a\xc3\xa9", "[\"a\xe2\x82"}},
-      {"root ::= \"(\" root \")\" | s \";\"\ns ::= s c | c\nc ::= [ -:<-~] | [^\\x00-\\x7F] [ -:<-~]\n",
+      {"root ::= \"(\" root \")\" | s \";\"\ns ::= s c | c\nc ::= [ -:<-~] | [^\\x00-\\x7F] [ "
+       "-:<-~]\n",
        {"(", "(a", "(a\xc3\xa9"}},
       // The same without recursion: a DFA reads them.
       {"root ::= s \";\"\ns ::= s [ -:<-z] | [ -~]\n", {"", "ab"}},
-      {"root ::= \"\\\"\" s \"\\\"\"\ns ::= s [^\"\\\\] | [ -!#-~]\n", {"\"", "\"a", "\"a\xc3\xa9"}},
-      {"root ::= s \";\"\ns ::= s c | c\nc ::= [ -:<-~] | [^\\x00-\\x7F] [ -:<-~]\n", {"", "a", "a\xc3\xa9"}},
+      {"root ::= \"\\\"\" s \"\\\"\"\ns ::= s [^\"\\\\] | [ -!#-~]\n",
+       {"\"", "\"a", "\"a\xc3\xa9"}},
+      {"root ::= s \";\"\ns ::= s c | c\nc ::= [ -:<-~] | [^\\x00-\\x7F] [ -:<-~]\n",
+       {"", "a", "a\xc3\xa9"}},
       // Names that keywords may follow with no space between (Lark sql):
       // inside a name the state tracks keyword prefixes byte by byte, while
       // the name's own loop item stays; two names with different loops at
@@ -197,9 +200,11 @@ TEST(GrammarMemo, StringStatesEqualTheRecogniserOnEveryToken) {
       {"root ::= \"(\" root \")\" | \"s\" name (kw name)*\nname ::= [a-zA-Z_] [a-zA-Z0-9_]*\n"
        "kw ::= [fF] [rR] [oO] [mM] | [aA] [sS] | \" \"\n",
        {"sab", "(sa", "sabfr", "sa as", "safromb"}},
-      {"root ::= \"(\" root \")\" | id\nid ::= [a-z] [a-m]* \";\" | [a-z] [h-z]* \"(\" root \")\"\n",
+      {"root ::= \"(\" root \")\" | id\nid ::= [a-z] [a-m]* \";\" | [a-z] [h-z]* \"(\" root "
+       "\")\"\n",
        {"a", "(ah", "(ao"}},
-      {"root ::= \"(\" root \")\" | \"<\" s \">\"\ns ::= s c | c\nc ::= [a-m] | [n-z] [a-m] | \"-\"\n",
+      {"root ::= \"(\" root \")\" | \"<\" s \">\"\ns ::= s c | c\nc ::= [a-m] | [n-z] [a-m] | "
+       "\"-\"\n",
        {"<a", "(<ab", "<an"}},
   };
   std::vector<uint32_t> mask(nextok::bitmask_words(vocab->size()));
