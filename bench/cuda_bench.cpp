@@ -12,6 +12,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -218,19 +219,32 @@ int main(int argc, char** argv) {
         // top_k_first with each kernel alone (b2b): the streaming kernel
         // (every batch size) and the cluster kernel.
         const std::int64_t auto_rows = cuda::detail::stream_min_rows();
-        for (const auto& [name, min_rows] :
-             {std::pair{"nextok_pipeline_top_k_first_streaming_b2b", std::int64_t{1}},
-              std::pair{"nextok_pipeline_top_k_first_cluster_b2b", INT64_MAX}}) {
+        for (const auto& [name, min_rows, ps] :
+             {std::tuple{"nextok_pipeline_top_k_first_streaming_b2b", std::int64_t{1}, &params_kf},
+              std::tuple{"nextok_pipeline_top_k_first_cluster_b2b", INT64_MAX, &params_kf},
+              std::tuple{"nextok_pipeline_spec_streaming_b2b", std::int64_t{1}, &params},
+              std::tuple{"nextok_pipeline_spec_cluster_b2b", INT64_MAX, &params}}) {
           cuda::detail::set_stream_min_rows(min_rows);
           emit(name, median_us(
                          [&] {
                            for (int k = 0; k < 20; ++k)
-                             ctx.sample(v, params_kf, {}, d_rs, {tok, st, nullptr});
+                             ctx.sample(v, *ps, {}, d_rs, {tok, st, nullptr});
                          },
                          2, std::max(5, iters / 5)) /
                          20.0);
         }
         cuda::detail::set_stream_min_rows(auto_rows);
+        // The spec order with its top-p mass read twice (the bound off): what
+        // the one-read bound saves.
+        cuda::detail::set_stream_mass_bound(false);
+        emit("nextok_pipeline_topk50_topp0.9_two_reads_b2b",
+             median_us(
+                 [&] {
+                   for (int k = 0; k < 20; ++k) ctx.sample(v, params, {}, d_rs, {tok, st, nullptr});
+                 },
+                 2, std::max(5, iters / 5)) /
+                 20.0);
+        cuda::detail::set_stream_mass_bound(true);
         // One captured step (top_k_first, params read from device memory)
         // per graph launch: what an engine replaying graphs pays per call.
         {

@@ -220,12 +220,12 @@ void print_paths(const unsigned long long (&n)[d::kPathCounters]) {
   std::printf(
       "pipeline paths (sampled rows): spec: fast %llu (warp tail %llu), radix fallback %llu; "
       "top_k_first: fast %llu (warp tail %llu), radix fallback %llu; streaming: %llu (warp tail "
-      "%llu, after a rescan %llu, spec top-p %llu, with bias or penalties %llu), left to the "
-      "cluster kernel %llu\n",
+      "%llu, after a rescan %llu, spec top-p %llu from one read and %llu read twice, with bias or "
+      "penalties %llu), left to the cluster kernel %llu\n",
       n[d::kPathFast], n[d::kPathWarpTail], n[d::kPathRadix], n[d::kPathKfirstFast],
       n[d::kPathKfirstWarpTail], n[d::kPathKfirstRadix], n[d::kPathStream],
       n[d::kPathStreamWarpTail], n[d::kPathStreamRescan], n[d::kPathStreamMass],
-      n[d::kPathStreamModified], n[d::kPathStreamDeferred]);
+      n[d::kPathStreamMassReread], n[d::kPathStreamModified], n[d::kPathStreamDeferred]);
 }
 
 TEST(CudaPipeline, ClusterKernelMatchesHostOnRandomBatches) {
@@ -268,9 +268,14 @@ TEST(CudaPipeline, StreamingKernelMatchesHostOnRandomBatches) {
   ASSERT_EQ(0, d::pipeline_path_counts(n, /*reset=*/true));
   const std::int64_t before = d::stream_min_rows();
   d::set_stream_min_rows(1);
-  for (int rep = 0; rep < 2; ++rep)
+  // The spec order's top-p rows: their mass bounded from the one read
+  // (reps 0 and 1), then always read twice (reps 2 and 3).
+  for (int rep = 0; rep < 4; ++rep) {
+    d::set_stream_mass_bound(rep < 2);
     for (DType dt : {DType::kF32, DType::kBF16})
       for (Shape s : kShapes) run_pipeline_batch(g, s, dt, t, /*lift=*/true);
+  }
+  d::set_stream_mass_bound(true);
   d::set_stream_min_rows(before);
   ASSERT_EQ(0, d::pipeline_path_counts(n, /*reset=*/false));
   print_paths(n);
@@ -278,6 +283,7 @@ TEST(CudaPipeline, StreamingKernelMatchesHostOnRandomBatches) {
   EXPECT_GE(n[d::kPathStream] - n[d::kPathStreamWarpTail], 100ULL);
   EXPECT_GE(n[d::kPathStreamRescan], 20ULL);
   EXPECT_GE(n[d::kPathStreamMass], 100ULL);
+  EXPECT_GE(n[d::kPathStreamMassReread], 100ULL);
   EXPECT_GE(n[d::kPathStreamModified], 100ULL);
   EXPECT_GE(n[d::kPathStreamDeferred], 20ULL);
   EXPECT_GE(n[d::kPathFast] + n[d::kPathKfirstFast] + n[d::kPathRadix] + n[d::kPathKfirstRadix],

@@ -70,7 +70,8 @@ struct Context::Impl {
   struct Hints {
     bool k_first_rows = true;
     std::int64_t stream_rows = -1;  // -1: every row may stream
-    bool two_reads = false;
+    bool spec_top_p =
+        false;  // some row is spec-order with top-p (its mass: bounded, or a second read)
     bool penalised = true;
   };
   void launch_sample(const LogitsView& logits, const RowParams* device_params,
@@ -146,8 +147,8 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
         p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
     const bool fits = detail::stream_fits(p, logits.vocab);
     h.stream_rows += fits ? 1 : 0;
-    h.two_reads |= fits && p.temperature > 0.0f && p.filter_order != FilterOrder::kTopKFirst &&
-                   p.top_p > 0.0f && p.top_p < 1.0f;
+    h.spec_top_p |= fits && p.temperature > 0.0f && p.filter_order != FilterOrder::kTopKFirst &&
+                    p.top_p > 0.0f && p.top_p < 1.0f;
     detail::require_gpu_filter_order(p.filter_order);
     h.k_first_rows |=
         p.filter_order == FilterOrder::kTopKFirst && p.top_k > 0 && p.top_k < logits.vocab;
@@ -202,13 +203,17 @@ void Context::Impl::launch_sample(const LogitsView& logits, const RowParams* dev
   const std::int64_t stream_rows = h.stream_rows < 0 ? logits.rows : h.stream_rows;
   // Large batches stream the rows they can first; the cluster kernel's
   // layout is then sized for the rows expected to be left.
-  // Rows that read the row twice cost the streaming kernel about twice as
-  // much: such batches stream from 4x the rows (H200: B = 64 streams the
-  // spec order in 67 us against 116 us, B = 16 in 66 against ~39 us).
+  // Spec-order top-p rows bound their mass from the stream's one read and
+  // stream from the same batch size as the others (H100, V 151936 f32: B = 32
+  // in 45 us against the cluster kernel's 76, B = 16 a tie at 45). With the
+  // bound off they read the row twice, which costs the streaming kernel
+  // about twice as much: such batches stream from 4x the rows (H200: B = 64
+  // in 67 us against 116 us, B = 16 in 66 against ~39 us).
   const std::int64_t min_rows = detail::stream_min_rows();
+  const bool two_reads = h.spec_top_p && !detail::stream_mass_bound();
   const bool streamed =
       stream_rows > 0 &&
-      logits.rows >= (h.two_reads && min_rows <= INT64_MAX / 4 ? 4 * min_rows : min_rows);
+      logits.rows >= (two_reads && min_rows <= INT64_MAX / 4 ? 4 * min_rows : min_rows);
   const detail::RowLayout lay = detail::pipeline_layout(
       streamed && h.stream_rows >= 0 ? std::max<std::int64_t>(logits.rows - stream_rows, 1)
                                      : logits.rows,
@@ -221,7 +226,8 @@ void Context::Impl::launch_sample(const LogitsView& logits, const RowParams* dev
     row_list.reserve(static_cast<std::size_t>(logits.rows));
     list_counts.reserve(2, /*zero=*/true);
     list = {row_list.ptr, list_counts.ptr, list_counts.ptr + 1,
-            in.bias_offsets != nullptr || (in.history != nullptr && h.penalised)};
+            in.bias_offsets != nullptr || (in.history != nullptr && h.penalised),
+            h.spec_top_p && detail::stream_mass_bound()};
   }
   const int err = detail::launch_pipeline(
       lay, logits.data, logits.dtype == DType::kBF16, logits.rows, logits.vocab, device_params,

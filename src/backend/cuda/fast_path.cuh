@@ -279,7 +279,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
                       c.sm->g_cnt,
                       reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]),
                       reinterpret_cast<std::uint32_t*>(c.sm->local_sum[1])};
-  rank_filter_draw<KFirst, true>(c, p, cs, limit, vocab, row, rng, out,
+  rank_filter_draw<KFirst, true>(c, p, cs, limit, limit, vocab, row, rng, out,
                                  KFirst ? TailPaths{kPathKfirstFast, kPathKfirstWarpTail}
                                         : TailPaths{kPathFast, kPathWarpTail},
                                  st);

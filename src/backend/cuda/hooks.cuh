@@ -15,6 +15,7 @@ using detail::kPathRadix;
 using detail::kPathStream;
 using detail::kPathStreamDeferred;
 using detail::kPathStreamMass;
+using detail::kPathStreamMassReread;
 using detail::kPathStreamModified;
 using detail::kPathStreamRescan;
 using detail::kPathStreamWarpTail;

@@ -313,6 +313,7 @@ int pipeline_inline_rows() noexcept {
 
 namespace {
 std::int64_t g_stream_min_rows = 16;
+bool g_stream_mass_bound = true;
 }  // namespace
 
 std::int64_t stream_min_rows() noexcept {
@@ -321,19 +322,28 @@ std::int64_t stream_min_rows() noexcept {
 void set_stream_min_rows(std::int64_t rows) noexcept {
   g_stream_min_rows = rows;
 }
+bool stream_mass_bound() noexcept {
+  return g_stream_mass_bound;
+}
+void set_stream_mass_bound(bool on) noexcept {
+  g_stream_mass_bound = on;
+}
 
 namespace {
 // The streaming kernels' shared-memory attribute, set once (a driver call:
 // prepare_launches makes it before any graph capture).
 int stream_attributes() noexcept {
   static const int attr = [] {
-    const int e = static_cast<int>(
-        cudaFuncSetAttribute(dev::stream_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(dev::stream_smem_bytes(false))));
-    return e != 0 ? e
-                  : static_cast<int>(cudaFuncSetAttribute(
-                        dev::stream_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                        static_cast<int>(dev::stream_smem_bytes(true))));
+    const auto set = [](auto kernel, bool mod) {
+      return static_cast<int>(cudaFuncSetAttribute(kernel,
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(dev::stream_smem_bytes(mod))));
+    };
+    int e = set(dev::stream_kernel<false, false>, false);
+    if (e == 0) e = set(dev::stream_kernel<true, false>, true);
+    if (e == 0) e = set(dev::stream_kernel<false, true>, false);
+    if (e == 0) e = set(dev::stream_kernel<true, true>, true);
+    return e;
   }();
   return attr;
 }
@@ -365,10 +375,17 @@ int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::in
   const bool mod = stream_list->modified;
   const dim3 grid(static_cast<unsigned>(rows));
   const auto s = static_cast<cudaStream_t>(stream);
-  if (mod) {
-    dev::stream_kernel<true><<<grid, dev::kRowThreads, dev::stream_smem_bytes(true), s>>>(a);
+  const std::size_t smem = dev::stream_smem_bytes(mod);
+  if (stream_list->mass) {
+    if (mod) {
+      dev::stream_kernel<true, true><<<grid, dev::kRowThreads, smem, s>>>(a);
+    } else {
+      dev::stream_kernel<false, true><<<grid, dev::kRowThreads, smem, s>>>(a);
+    }
+  } else if (mod) {
+    dev::stream_kernel<true, false><<<grid, dev::kRowThreads, smem, s>>>(a);
   } else {
-    dev::stream_kernel<false><<<grid, dev::kRowThreads, dev::stream_smem_bytes(false), s>>>(a);
+    dev::stream_kernel<false, false><<<grid, dev::kRowThreads, smem, s>>>(a);
   }
   const int err = static_cast<int>(cudaGetLastError());
   if (err != 0) return err;

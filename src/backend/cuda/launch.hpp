@@ -48,6 +48,11 @@ int ladder_mismatches(unsigned long long* out) noexcept;
 // only the rows it left. set_stream_min_rows: a test and benchmark knob.
 std::int64_t stream_min_rows() noexcept;
 void set_stream_min_rows(std::int64_t rows) noexcept;
+// Whether the streaming kernel bounds the mass of spec-order top-p rows
+// from its one read (on by default); off, every such row reads twice. A
+// test and benchmark knob.
+bool stream_mass_bound() noexcept;
+void set_stream_mass_bound(bool on) noexcept;
 // Whether the streaming kernel can take a row with these params: greedy, or
 // sampled with top-k (it may still leave the row: too many candidates, or
 // more than 512 bias and penalty-window entries).
@@ -59,6 +64,7 @@ struct RowList {
   unsigned* count = nullptr;
   unsigned* done = nullptr;
   bool modified = false;  // some row may have a logit bias or an active penalty
+  bool mass = false;      // some row is spec-order with top-p: bound its mass in the stream
 };
 // k_first_rows: some row has FilterOrder::kTopKFirst with an active top-k.
 // stream_list non-null: run the streaming kernel over every row, then the
@@ -85,12 +91,13 @@ enum PathCounter : int {
   kPathKfirstFast,
   kPathKfirstRadix,
   kPathKfirstWarpTail,
-  kPathStream,          // drawn by the streaming kernel
-  kPathStreamWarpTail,  // ... on its one-warp tail
-  kPathStreamRescan,    // ... after some thread read its part again
-  kPathStreamDeferred,  // sampled rows it took up but left (no level, too many candidates)
-  kPathStreamMass,      // drawn by it in the spec order with top-p (a second read for S)
-  kPathStreamModified,  // drawn by it with ids that bias or penalties change
+  kPathStream,            // drawn by the streaming kernel
+  kPathStreamWarpTail,    // ... on its one-warp tail
+  kPathStreamRescan,      // ... after some thread read its part again
+  kPathStreamDeferred,    // sampled rows it took up but left (no level, too many candidates)
+  kPathStreamMass,        // drawn by it in the spec order with top-p, S bounded from one read
+  kPathStreamMassReread,  // ... where the bound left the cut open or was off: S from a second read
+  kPathStreamModified,    // drawn by it with ids that bias or penalties change
   kPathCounters
 };
 int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) noexcept;

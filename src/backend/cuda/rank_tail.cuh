@@ -82,15 +82,17 @@ __device__ __forceinline__ void rank_candidates(Candidates cs) {
 
 // Ranking, filters (spec: top-p against `limit`, min-p, top-k; KFirst:
 // top-k, top-p against top_p times the top-k set's mass, min-p) and the
-// draw in id order. Up to kWarpTailMax candidates warp 0 alone runs the
+// draw in id order. A spec limit known only within [limit, limit_hi) may
+// leave the cut undecided: then it returns false (every thread) before the
+// draw, as warp_tail does; true once drawn. Up to kWarpTailMax candidates warp 0 alone runs the
 // filters and the draw (warp scans, no block barrier); above, the block
 // (thread t holds ranks / indexes 2t and 2t + 1). Every thread of the block
 // calls it.
 template <bool KFirst, bool kIdOrdered, typename Out>
-__device__ __forceinline__ void rank_filter_draw(RowCtx& c, const RowParams& p, Candidates cs,
-                                                 double limit, std::int64_t vocab, int row,
-                                                 RngState* rng, const Out& out, TailPaths paths,
-                                                 bool st) {
+__device__ __forceinline__ bool rank_filter_draw(RowCtx& c, const RowParams& p, Candidates cs,
+                                                 double limit, double limit_hi, std::int64_t vocab,
+                                                 int row, RngState* rng, const Out& out,
+                                                 TailPaths paths, bool st) {
   const auto [top_p, min_p, top_k] = active_filters(p, vocab);
   const int tid = c.tid(), warp = tid >> 5, N = cs.N;
   rank_candidates<kIdOrdered>(cs);
@@ -101,12 +103,15 @@ __device__ __forceinline__ void rank_filter_draw(RowCtx& c, const RowParams& p, 
   std::uint32_t* flag = cs.flag;
   stamp_at(st, 9);
   if (N <= kWarpTailMax) {
+    bool drawn = true;
     if (warp == 0)
-      warp_tail(p, N, key, ids, ord_p, ord_k, flag, limit, top_p, min_p, top_k, KFirst, vocab, row,
-                rng, out, paths.path, paths.warp_tail);
+      drawn = warp_tail(p, N, key, ids, ord_p, ord_k, flag, limit, limit_hi, top_p, min_p, top_k,
+                        KFirst, vocab, row, rng, out, paths.path, paths.warp_tail);
     stamp_at(st, 10);
     stamp_at(st, 11);
-    return;
+    // Only a bounded limit can leave the cut open (block-uniform).
+    if (!KFirst && limit_hi > limit) return __syncthreads_and(drawn ? 1 : 0) != 0;
+    return true;
   }
   auto weight = [&](std::uint32_t i) { return static_cast<double>(__uint_as_float(key[i])); };
   const int a = 2 * tid, b = 2 * tid + 1;
@@ -135,8 +140,10 @@ __device__ __forceinline__ void rank_filter_draw(RowCtx& c, const RowParams& p, 
       BlockScanD(c.bs->cub.sd).ExclusiveSum(va + vb, ex);
       if (a < N) flag[ord_p[a]] = (!top_p || ex < limit) ? 1U : 0U;
       if (b < N) flag[ord_p[b]] = (!top_p || ex + va < limit) ? 1U : 0U;
+      const bool open = top_p && ((a < N && ex >= limit && ex < limit_hi) ||
+                                  (b < N && ex + va >= limit && ex + va < limit_hi));
+      if (__syncthreads_or(open ? 1 : 0) != 0) return false;
     }
-    __syncthreads();
     // Min-p, then top-k in (e desc, id asc) order among the survivors.
     {
       auto s1 = [&](int r) {
@@ -185,6 +192,7 @@ __device__ __forceinline__ void rank_filter_draw(RowCtx& c, const RowParams& p, 
     if (a < N) pr[ids[a]] = sa ? static_cast<float>(va / S) : 0.0f;
     if (b < N) pr[ids[b]] = sb ? static_cast<float>(vb / S) : 0.0f;
   }
+  return true;
 }
 
 }  // namespace nextok::cuda::dev

@@ -42,7 +42,7 @@ struct StreamSmem {
   float wv[32];
   std::int32_t wi[32];
   double wsum[32];
-  double total;
+  double total[2];
   unsigned cursor;
   int level;
   ArgMax best;
@@ -81,6 +81,95 @@ struct Kept {
     }
   }
 };
+
+// A thread's sum of 2^((w - top) * log2e_t) over its stream, with `top` its
+// largest value so far (the sum rescaled when it rises), the lowest finite
+// value it read, and how many times it rescaled: what mass_bound needs.
+struct MassSum {
+  float top = kNegInf, low = kPosInf;
+  double sum = 0.0;
+  int rescales = 0;
+  template <int n>
+  __device__ __forceinline__ void add(const float (&f)[n], float mx, float log2e_t) {
+    if (mx > top) {
+      sum *= static_cast<double>(ex2(top == kNegInf ? kNegInf : (top - mx) * log2e_t));
+      top = mx;
+      ++rescales;
+    }
+    if (top == kNegInf) return;
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < n; ++j) {
+      s += ex2((f[j] - top) * log2e_t);
+      low = f[j] > kNegInf ? fminf(low, f[j]) : low;
+    }
+    sum += static_cast<double>(s);
+  }
+  __device__ __forceinline__ static float ex2(float y) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+    return r;
+  }
+};
+
+// The row's mass S (the host's: sum of exp_f32(w * inv_t - m * inv_t) over
+// every id, plus `listed`, the listed ids' exact weights) lies in [lo, hi].
+// Relative error of the stream's sum: each weight's argument is rounded
+// (|y| * 3 * 2^-24 in log2 units), ex2.approx (2 ulp), each rescale and the
+// final scaling likewise, the float partial sums of <= 8 terms; the host's
+// exp_f32 (2 ulp) of an argument rounded from w * inv_t and m * inv_t. With D
+// = max (m - lowest) * inv_t, K = |m * inv_t| and R the most rescales of a
+// thread, all of it stays under (11 D + 2 K + 8 R + 33) * 2^-24; the bound
+// takes 4x that, and twice it on each side. Usable only where finite and
+// small (else the exact second read runs). Every thread calls it.
+struct MassBound {
+  double lo, hi;
+  bool usable;
+};
+__device__ __forceinline__ MassBound mass_bound(const MassSum& ms, float m, float inv_t,
+                                                float log2e_t, double listed, double* wsum,
+                                                float* wv, std::int32_t* wi, double* total) {
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  double part =
+      ms.top == kNegInf ? 0.0 : ms.sum * static_cast<double>(MassSum::ex2((ms.top - m) * log2e_t));
+  part += listed;
+  float d = ms.top == kNegInf ? 0.0f : (m - ms.low) * inv_t;
+  int r = ms.rescales;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    part += __shfl_down_sync(kFull, part, o);
+    d = fmaxf(d, __shfl_down_sync(kFull, d, o));
+    r = max(r, __shfl_down_sync(kFull, r, o));
+  }
+  if (lane == 0) {
+    wsum[warp] = part;
+    wv[warp] = d;
+    wi[warp] = r;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    double t = wsum[lane];
+    float dd = wv[lane];
+    int rr = wi[lane];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      t += __shfl_down_sync(kFull, t, o);
+      dd = fmaxf(dd, __shfl_down_sync(kFull, dd, o));
+      rr = max(rr, __shfl_down_sync(kFull, rr, o));
+    }
+    if (lane == 0) {
+      const double eps = 0x1p-22 * (16.0 * static_cast<double>(dd) +
+                                    4.0 * fabs(static_cast<double>(m) * inv_t) + 8.0 * rr + 64.0);
+      total[0] = t;
+      total[1] = eps;
+    }
+  }
+  __syncthreads();
+  const double S = total[0], eps = total[1];
+  __syncthreads();  // total is read again (the exact sum) if the bound fails
+  const bool usable = S >= 0.5 && S < 1e300 && eps < 1e-3;
+  return {S * (1.0 - 2.0 * eps), S * (1.0 + 2.0 * eps), usable};
+}
 
 // Calls fn(f, id0) for this thread's part of the row in ascending id order:
 // 16-byte vectors (f holds their kVe values from id0) and single elements
@@ -165,8 +254,9 @@ __device__ bool modified_ids(const PipelineArgs& a, const RowParams& p, int row,
 
 // kMod: the batch may have bias or active penalties (the instance with the
 // list and the bitmap; without them the kernel keeps its registers and
-// shared memory to the stream).
-template <typename T, bool kMod>
+// shared memory to the stream). kMass: the batch has spec-order rows with
+// top-p, whose stream also bounds the row's mass (below).
+template <typename T, bool kMod, bool kMass>
 __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStorage& bs, int row) {
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const std::int64_t vocab = a.vocab;
@@ -215,11 +305,24 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   Kept k;
   k.clear();
   int nan = 0;
+  // The spec order's top-p cuts against top_p times the row's mass S. With
+  // kMass the stream sums every weight against the thread's running max
+  // (rescaled when it rises), by ex2.approx: S within a bound (mass_bound)
+  // from this one read. The exact S needs the row max first, so a second read.
+  const bool want_mass = kMass && p.temperature > 0.0f &&
+                         p.filter_order != FilterOrder::kTopKFirst &&
+                         active_filters(p, vocab).top_p;
+  const float log2e_t =
+      static_cast<float>(1.0 / static_cast<double>(p.temperature)) * 1.44269504088896341f;
+  MassSum ms;
   stream_row(x, vocab, mask, sm.skip, skip, nan, [&](const auto& f, std::int64_t id0) {
     constexpr int n = std::extent_v<std::remove_reference_t<decltype(f)>>;
     float mx = f[0];
 #pragma unroll
     for (int j = 1; j < n; ++j) mx = fmaxf(mx, f[j]);
+    if constexpr (kMass) {
+      if (want_mass) ms.add(f, mx, log2e_t);
+    }
     if (mx > k.v[kKeep - 1]) {
       // The vector's max first (its first occurrence): the others then
       // rarely pass, and a warp runs one insertion per step, not n.
@@ -370,14 +473,26 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   if (p.filter_order == FilterOrder::kTopKFirst || !active_filters(p, vocab).top_p) {
     // Top-k first (or no top-p: min-p keeps a prefix of the (e desc, id asc)
     // order, so the spec order keeps the same set).
-    rank_filter_draw<true, false>(c, p, cs, 0.0, vocab, row, a.rng, a.out, paths, false);
+    rank_filter_draw<true, false>(c, p, cs, 0.0, 0.0, vocab, row, a.rng, a.out, paths, false);
     return;
   }
   // The spec order's top-p is cut against top_p times the mass S of the
-  // whole row: a second read sums every weight (per-thread doubles, warp
-  // trees, warp 0 folds the 32 warp sums in a fixed order). Every survivor
-  // has a weight >= the k-th largest, so every id before it in the top-p
-  // order is a candidate and its mass before is exact on the candidates.
+  // whole row. Every survivor has a weight >= the k-th largest, so every id
+  // before it in the top-p order is a candidate and its mass before is
+  // exact on the candidates. With kMass the stream's bound on S decides the
+  // cut unless some candidate's mass before falls inside the bound's range.
+  if constexpr (kMass) {
+    const MassBound sb = mass_bound(ms, m, inv_t, log2e_t, static_cast<double>(exp_f32(arg(mod_v))),
+                                    sm.wsum, sm.wv, sm.wi, sm.total);
+    if (sb.usable && rank_filter_draw<false, false>(c, p, cs, static_cast<double>(p.top_p) * sb.lo,
+                                                    static_cast<double>(p.top_p) * sb.hi, vocab,
+                                                    row, a.rng, a.out, paths, false)) {
+      if (tid == 0) atomicAdd(&g_pipeline_paths[kPathStreamMass], 1ULL);
+      return;
+    }
+  }
+  // The exact S: a second read sums every weight (per-thread doubles, warp
+  // trees, warp 0 folds the 32 warp sums in a fixed order).
   double mass = static_cast<double>(exp_f32(arg(mod_v)));  // 0 without one
   int ignored = 0;
   stream_row(x, vocab, mask, sm.skip, skip, ignored, [&](const auto& f, std::int64_t) {
@@ -393,12 +508,12 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
     double total = sm.wsum[lane];
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) total += __shfl_down_sync(kFull, total, o);
-    if (lane == 0) sm.total = total;
+    if (lane == 0) sm.total[0] = total;
   }
   __syncthreads();
-  if (tid == 0) atomicAdd(&g_pipeline_paths[kPathStreamMass], 1ULL);
-  rank_filter_draw<false, false>(c, p, cs, static_cast<double>(p.top_p) * sm.total, vocab, row,
-                                 a.rng, a.out, paths, false);
+  if (tid == 0) atomicAdd(&g_pipeline_paths[kPathStreamMassReread], 1ULL);
+  const double limit = static_cast<double>(p.top_p) * sm.total[0];
+  rank_filter_draw<false, false>(c, p, cs, limit, limit, vocab, row, a.rng, a.out, paths, false);
 }
 
 template <typename T>
@@ -460,16 +575,16 @@ constexpr std::size_t stream_smem_bytes(bool mod) {
   return mod ? sizeof(StreamSmem) : offsetof(StreamSmem, mod_n);
 }
 
-template <bool kMod>
+template <bool kMod, bool kMass>
 __global__ void __launch_bounds__(kRowThreads, 1) stream_kernel(PipelineArgs a) {
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ BlockStorage bs;
   auto& sm = *reinterpret_cast<StreamSmem*>(dyn);
   const int row = static_cast<int>(blockIdx.x);
   if (a.bf16) {
-    stream_one_row<std::uint16_t, kMod>(a, sm, bs, row);
+    stream_one_row<std::uint16_t, kMod, kMass>(a, sm, bs, row);
   } else {
-    stream_one_row<float, kMod>(a, sm, bs, row);
+    stream_one_row<float, kMod, kMass>(a, sm, bs, row);
   }
 }
 

@@ -43,13 +43,18 @@ __device__ __forceinline__ void commit_draw(const Out& out, int row, std::int32_
 // double sums run in another order (the documented near-tie exception).
 // Spec order: top-p against `limit`, then min-p and top-k. top_k_first: top-k,
 // then top-p against top_p times the top-k set's mass, then min-p.
+// The spec order's limit may be known only within [limit, limit_hi) (a
+// bound on the row's mass): where some candidate's mass before falls in
+// that range the cut is not decided, and it returns false before the draw
+// (nothing written, the generator not advanced). True once drawn.
 constexpr int kWarpTailMax = 128;
 template <typename Out>
-__device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
+__device__ bool warp_tail(const RowParams& p, int N, const std::uint32_t* key,
                           const std::int32_t* ids, const std::uint32_t* ord_p,
-                          const std::uint32_t* ord_k, std::uint32_t* flag, double limit, bool top_p,
-                          bool min_p, bool top_k, bool k_first, std::int64_t vocab, int row,
-                          RngState* rng, const Out& out, int path, int warp_path) {
+                          const std::uint32_t* ord_k, std::uint32_t* flag, double limit,
+                          double limit_hi, bool top_p, bool min_p, bool top_k, bool k_first,
+                          std::int64_t vocab, int row, RngState* rng, const Out& out, int path,
+                          int warp_path) {
   const int lane = static_cast<int>(threadIdx.x & 31);
   const int r0 = 4 * lane;
   auto excl = [&](auto mine) { return warp_inclusive_sum(mine) - mine; };
@@ -63,11 +68,16 @@ __device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
       tot += v[u];
     }
     double ex = excl(tot);
+    bool open = false;
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
-      if (r0 + u < N) flag[ord_p[r0 + u]] = (!top_p || ex < limit) ? 1U : 0U;
+      if (r0 + u < N) {
+        flag[ord_p[r0 + u]] = (!top_p || ex < limit) ? 1U : 0U;
+        open |= top_p && ex >= limit && ex < limit_hi;
+      }
       ex += v[u];
     }
+    if (__any_sync(kFull, open)) return false;
     __syncwarp();
     // Min-p, then top-k in (e desc, id asc) order among the survivors.
     int f[4], cnt = 0;
@@ -147,6 +157,7 @@ __device__ void warp_tail(const RowParams& p, int N, const std::uint32_t* key,
     for (int u = 0; u < 4; ++u)
       if (r0 + u < N) pr[ids[r0 + u]] = v[u] > 0.0 ? static_cast<float>(v[u] / S) : 0.0f;
   }
+  return true;
 }
 
 }  // namespace nextok::cuda::dev
