@@ -135,12 +135,16 @@ __device__ __forceinline__ MassBound mass_bound(const MassSum& ms, float m, floa
   part += listed;
   float d = ms.top == kNegInf ? 0.0f : (m - ms.low) * inv_t;
   int r = ms.rescales;
+  // A warp's sum of the parts, and its largest D and rescale count, in lane 0.
+  const auto fold = [](double& sum, float& dmax, int& rmax) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    part += __shfl_down_sync(kFull, part, o);
-    d = fmaxf(d, __shfl_down_sync(kFull, d, o));
-    r = max(r, __shfl_down_sync(kFull, r, o));
-  }
+    for (int o = 16; o > 0; o >>= 1) {
+      sum += __shfl_down_sync(kFull, sum, o);
+      dmax = fmaxf(dmax, __shfl_down_sync(kFull, dmax, o));
+      rmax = max(rmax, __shfl_down_sync(kFull, rmax, o));
+    }
+  };
+  fold(part, d, r);
   if (lane == 0) {
     wsum[warp] = part;
     wv[warp] = d;
@@ -151,12 +155,7 @@ __device__ __forceinline__ MassBound mass_bound(const MassSum& ms, float m, floa
     double t = wsum[lane];
     float dd = wv[lane];
     int rr = wi[lane];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      t += __shfl_down_sync(kFull, t, o);
-      dd = fmaxf(dd, __shfl_down_sync(kFull, dd, o));
-      rr = max(rr, __shfl_down_sync(kFull, rr, o));
-    }
+    fold(t, dd, rr);
     if (lane == 0) {
       const double eps = 0x1p-22 * (16.0 * static_cast<double>(dd) +
                                     4.0 * fabs(static_cast<double>(m) * inv_t) + 8.0 * rr + 64.0);
