@@ -66,7 +66,7 @@ class Syntax {
   void run() {
     for (;;) {
       blank();
-      if (eof()) return;
+      if (eof()) break;
       if (cur() == '%') {
         directive();
       } else {
@@ -74,6 +74,7 @@ class Syntax {
       }
       end_of_line();
     }
+    expand_templates();
   }
 
  private:
@@ -115,7 +116,21 @@ class Syntax {
     const size_t start = pos_;
     if (cur() == '?' || cur() == '!') ++pos_;
     const std::string n = name();
-    if (cur() == '{') fail(pos_, "templates are not supported");
+    std::vector<std::string> params;
+    if (cur() == '{') {  // a template: name{param, ...}
+      if (is_terminal_name(n)) fail(pos_, "a template must be a rule, not a terminal");
+      ++pos_;
+      space(true);
+      for (;;) {
+        params.push_back(name());
+        space(true);
+        if (cur() == '}') break;
+        if (cur() != ',') fail(pos_, "expecting ',' or '}'");
+        ++pos_;
+        space(true);
+      }
+      ++pos_;
+    }
     if (cur() == '.') {  // a priority: it orders ambiguous parses, not the language
       ++pos_;
       if (cur() == '-') ++pos_;
@@ -126,8 +141,86 @@ class Syntax {
     if (cur() != ':') fail(pos_, "expecting ':'");
     ++pos_;
     space(false);
-    Def d{is_terminal_name(n), expansions(false), start};
-    if (!defs.emplace(n, std::move(d)).second) fail(start, "'" + n + "' is defined twice");
+    Expr body = expansions(false);
+    if (defs.count(n) != 0 || templates_.count(n) != 0) fail(start, "'" + n + "' is defined twice");
+    if (!params.empty()) {
+      templates_.emplace(n, Template{std::move(params), std::move(body), start});
+    } else {
+      defs.emplace(n, Def{is_terminal_name(n), std::move(body), start});
+    }
+  }
+
+  // Templates (lark's `name{a, b}: ...`): every use name{x, y} becomes a
+  // rule of its own, the template's body with its parameters replaced by
+  // the arguments, made once per distinct argument list (recursion through
+  // the same arguments meets the rule being made).
+  struct Template {
+    std::vector<std::string> params;
+    Expr body;
+    size_t at = 0;
+  };
+  static constexpr size_t kMaxInstances = 1000, kMaxInstanceKey = size_t{1} << 16;
+
+  void expand_templates() {
+    std::vector<std::string> names;
+    for (const auto& [n, d] : defs) names.push_back(n);
+    for (const auto& n : names) expand(defs.at(n).body);
+    for (Expr& e : ignores) expand(e);
+  }
+
+  void expand(Expr& e) {
+    for (Expr& k : e.kids) expand(k);
+    if (e.kind != Expr::Kind::kName || e.kids.empty()) return;
+    const auto t = templates_.find(e.text);
+    if (t == templates_.end()) fail(e.at, "'" + e.text + "' is not a template");
+    const Template& tpl = t->second;
+    if (tpl.params.size() != e.kids.size()) {
+      fail(e.at, "the template '" + e.text + "' takes " + std::to_string(tpl.params.size()) +
+                     " argument" + (tpl.params.size() == 1 ? "" : "s"));
+    }
+    std::string key = e.text + "{";
+    for (const Expr& a : e.kids) serialize(a, key);
+    key += "}";
+    // Arguments that grow with each instance (t{x}: t{p{x, x}}) would double.
+    if (key.size() > kMaxInstanceKey) {
+      fail(e.at, "a template instance's arguments exceed " + std::to_string(kMaxInstanceKey) +
+                     " bytes");
+    }
+    if (defs.count(key) == 0) {
+      if (++instances_ > kMaxInstances) {
+        fail(e.at, "more than " + std::to_string(kMaxInstances) + " template instances");
+      }
+      Expr body = substitute(tpl.body, tpl.params, e.kids);
+      defs.emplace(key, Def{false, Expr{}, tpl.at});  // seen before its body is expanded
+      expand(body);
+      defs.at(key).body = std::move(body);
+    }
+    e.kids.clear();
+    e.text = std::move(key);
+  }
+
+  static Expr substitute(const Expr& e, const std::vector<std::string>& params,
+                         const std::vector<Expr>& args) {
+    if (e.kind == Expr::Kind::kName && e.kids.empty()) {
+      for (size_t i = 0; i < params.size(); ++i) {
+        if (params[i] == e.text) return args[i];
+      }
+    }
+    Expr out = e;
+    for (Expr& k : out.kids) k = substitute(k, params, args);
+    return out;
+  }
+
+  // An expression's content as a key (its position left out).
+  static void serialize(const Expr& e, std::string& out) {
+    out += static_cast<char>('0' + static_cast<int>(e.kind));
+    out += e.icase ? 'i' : '-';
+    out += e.dotall ? 's' : '-';
+    out += std::to_string(e.text.size()) + ":" + e.text;
+    out += std::to_string(e.lo) + "," + std::to_string(e.hi) + "," + std::to_string(e.min) + "," +
+           std::to_string(e.max) + "(";
+    for (const Expr& k : e.kids) serialize(k, out);
+    out += ")";
   }
 
   void directive() {
@@ -320,7 +413,20 @@ class Syntax {
       Expr n{Expr::Kind::kName};
       n.at = start;
       n.text = name();
-      if (cur() == '{') fail(pos_, "templates are not supported");
+      if (cur() == '{') {  // a template's use: its arguments are names, strings, regexes, ranges
+        ++pos_;
+        space(true);
+        for (;;) {
+          if (cur() == '(' || cur() == '[') fail(pos_, "a template argument is one item");
+          n.kids.push_back(atom(true));
+          space(true);
+          if (cur() == '}') break;
+          if (cur() != ',') fail(pos_, "expecting ',' or '}'");
+          ++pos_;
+          space(true);
+        }
+        ++pos_;
+      }
       return n;
     }
     fail(start, std::string("unexpected '") + c + "'");
@@ -464,6 +570,8 @@ class Syntax {
   const CfgBuilder& b_;
   size_t pos_ = 0;
   size_t depth_ = 0;
+  std::map<std::string, Template, std::less<>> templates_;
+  size_t instances_ = 0;
 };
 
 }  // namespace
