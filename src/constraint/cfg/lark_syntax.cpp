@@ -183,8 +183,8 @@ class Syntax {
     key += "}";
     // Arguments that grow with each instance (t{x}: t{p{x, x}}) would double.
     if (key.size() > kMaxInstanceKey) {
-      fail(e.at, "a template instance's arguments exceed " + std::to_string(kMaxInstanceKey) +
-                     " bytes");
+      fail(e.at,
+           "a template instance's arguments exceed " + std::to_string(kMaxInstanceKey) + " bytes");
     }
     if (defs.count(key) == 0) {
       if (++instances_ > kMaxInstances) {
