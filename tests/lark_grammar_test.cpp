@@ -127,7 +127,7 @@ TEST(LarkGrammar, ErrorsNameLineAndColumn) {
       {"SEP{x}: x\nstart: \"a\"", "1:4: a template must be a rule, not a terminal"},
       {"t{x}: x t{(x)}\nstart: t{\"a\"}", "a template argument is one item"},
       {"t{x}: x | t{w{x}}\nw{y}: y \"a\"\nstart: t{\"a\"}", "more than 1000 template instances"},
-      {"t{x}: x | t{p{x, x}}\np{a, b}: a b\nstart: t{\"a\"}", "arguments exceed 65536 bytes"},
+      {"t{x}: x | t{p{x, x}}\np{a, b}: a b\nstart: t{\"a\"}", "arguments exceed 16384 bytes"},
       {"start: \"a\"\n%declare X", "2:1: %declare is not supported"},
       {"start: \"a\"\n%override start: \"b\"", "2:1: %override is not supported"},
       {"start: X\n%import mylib.X", "2:1: only %import common is supported"},

@@ -153,19 +153,26 @@ class Syntax {
   // Templates (lark's `name{a, b}: ...`): every use name{x, y} becomes a
   // rule of its own, the template's body with its parameters replaced by
   // the arguments, made once per distinct argument list (recursion through
-  // the same arguments meets the rule being made).
+  // the same arguments names the same rule).
   struct Template {
     std::vector<std::string> params;
     Expr body;
     size_t at = 0;
   };
-  static constexpr size_t kMaxInstances = 1000, kMaxInstanceKey = size_t{1} << 16;
+  static constexpr size_t kMaxInstances = 1000, kMaxInstanceKey = size_t{1} << 14;
 
   void expand_templates() {
     std::vector<std::string> names;
     for (const auto& [n, d] : defs) names.push_back(n);
     for (const auto& n : names) expand(defs.at(n).body);
     for (Expr& e : ignores) expand(e);
+    // Instances' bodies from a list, not by recursion: a chain of instances
+    // (t{x}: t{w{x}}) stays off the stack.
+    while (!pending_.empty()) {
+      const std::string key = std::move(pending_.back());
+      pending_.pop_back();
+      expand(defs.at(key).body);
+    }
   }
 
   void expand(Expr& e) {
@@ -190,10 +197,8 @@ class Syntax {
       if (++instances_ > kMaxInstances) {
         fail(e.at, "more than " + std::to_string(kMaxInstances) + " template instances");
       }
-      Expr body = substitute(tpl.body, tpl.params, e.kids);
-      defs.emplace(key, Def{false, Expr{}, tpl.at});  // seen before its body is expanded
-      expand(body);
-      defs.at(key).body = std::move(body);
+      defs.emplace(key, Def{false, substitute(tpl.body, tpl.params, e.kids), tpl.at});
+      pending_.push_back(key);
     }
     e.kids.clear();
     e.text = std::move(key);
@@ -571,6 +576,7 @@ class Syntax {
   size_t pos_ = 0;
   size_t depth_ = 0;
   std::map<std::string, Template, std::less<>> templates_;
+  std::vector<std::string> pending_;  // instances whose bodies are not expanded yet
   size_t instances_ = 0;
 };
 
