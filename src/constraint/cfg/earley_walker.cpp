@@ -386,7 +386,7 @@ void EarleyWalker::index_loop_positions() {
   const EarleyTables& t = *t_;
   loop_of_pos_.assign(t.syms.size(), -1);
   loop_bytes_.clear();
-  // The bytes nonterminal b reads alone: its one-terminal alternatives.
+  // The bytes x reads alone: a terminal's, or a nonterminal's one-terminal alternatives.
   const auto alone = [&t](Symbol x) {
     ByteSet out;
     if (x < 0) return x == EarleyTables::kEnd ? out : t.terminals[terminal_id(x)];

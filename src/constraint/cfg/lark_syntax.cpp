@@ -105,6 +105,23 @@ class Syntax {
     if (!eof() && cur() != '\n') fail(pos_, std::string("unexpected '") + cur() + "'");
   }
 
+  // A comma-separated list from the opening bracket at pos_ to `close`
+  // (newlines allowed), item() reading each entry.
+  template <typename Item>
+  void list(char close, Item item) {
+    ++pos_;
+    space(true);
+    for (;;) {
+      item();
+      space(true);
+      if (cur() == close) break;
+      if (cur() != ',') fail(pos_, std::string("expecting ',' or '") + close + "'");
+      ++pos_;
+      space(true);
+    }
+    ++pos_;
+  }
+
   std::string name() {
     const size_t start = pos_;
     while (name_char(cur())) ++pos_;
@@ -119,17 +136,7 @@ class Syntax {
     std::vector<std::string> params;
     if (cur() == '{') {  // a template: name{param, ...}
       if (is_terminal_name(n)) fail(pos_, "a template must be a rule, not a terminal");
-      ++pos_;
-      space(true);
-      for (;;) {
-        params.push_back(name());
-        space(true);
-        if (cur() == '}') break;
-        if (cur() != ',') fail(pos_, "expecting ',' or '}'");
-        ++pos_;
-        space(true);
-      }
-      ++pos_;
+      list('}', [&] { params.push_back(name()); });
     }
     if (cur() == '.') {  // a priority: it orders ambiguous parses, not the language
       ++pos_;
@@ -254,17 +261,7 @@ class Syntax {
     std::vector<std::string> names;
     std::string alias;
     if (cur() == '(') {
-      ++pos_;
-      space(true);
-      for (;;) {
-        names.push_back(name());
-        space(true);
-        if (cur() == ')') break;
-        if (cur() != ',') fail(pos_, "expecting ',' or ')'");
-        ++pos_;
-        space(true);
-      }
-      ++pos_;
+      list(')', [&] { names.push_back(name()); });
     } else {
       if (path.size() < 2) fail(start, "%import needs module.NAME or module (NAMES)");
       names.push_back(path.back());
@@ -419,18 +416,10 @@ class Syntax {
       n.at = start;
       n.text = name();
       if (cur() == '{') {  // a template's use: its arguments are names, strings, regexes, ranges
-        ++pos_;
-        space(true);
-        for (;;) {
+        list('}', [&] {
           if (cur() == '(' || cur() == '[') fail(pos_, "a template argument is one item");
           n.kids.push_back(atom(true));
-          space(true);
-          if (cur() == '}') break;
-          if (cur() != ',') fail(pos_, "expecting ',' or '}'");
-          ++pos_;
-          space(true);
-        }
-        ++pos_;
+        });
       }
       return n;
     }
