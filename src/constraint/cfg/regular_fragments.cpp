@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -65,16 +64,21 @@ class NfaBuilder {
     return nonterminal(n, start_, end_);
   }
 
+  // Steps determinize took (see FragmentBudget::work).
+  size_t steps() const { return steps_; }
+
   // Subset construction over byte classes (bytes no terminal tells apart);
-  // nullopt past max_dfa states.
-  std::optional<Dfa> determinize(size_t max_dfa,
-                                 std::chrono::steady_clock::time_point deadline) const {
+  // nullopt past max_dfa states or max_steps steps.
+  std::optional<Dfa> determinize(size_t max_dfa, size_t max_steps) const {
     ChargedBytes charged;
+    const auto spent = [&] { return steps_ > max_steps; };
     // Classes: bytes with the same membership in every edge's set.
     std::vector<const ByteSet*> sets;
     for (const auto& out : edges_) {
       for (const auto& [set, to] : out) sets.push_back(&set);
     }
+    steps_ += 2 * 256 * (sets.size() + 1);  // the signatures, then each edge's classes
+    if (spent()) return std::nullopt;
     std::array<uint32_t, 256> class_of{};
     std::map<std::vector<bool>, uint32_t> class_ids;
     for (unsigned b = 0; b < 256; ++b) {
@@ -115,6 +119,7 @@ class NfaBuilder {
       while (!todo.empty()) {
         const uint32_t x = todo.back();
         todo.pop_back();
+        steps_ += 1 + edges_[x].size() + eps_[x].size();
         auto visit = [&](uint32_t y) {
           if (!seen[y]) seen[y] = 1, todo.push_back(y);
         };
@@ -122,6 +127,8 @@ class NfaBuilder {
         for (uint32_t y : eps_[x]) visit(y);
       }
       for (size_t b = 0; b < h; ++b) leads[a][b] = b != a && seen[hubs_[b]];
+      steps_ += h;
+      if (spent()) return std::nullopt;
     }
     for (size_t cur = 0; cur < states.size(); ++cur) {
       const auto& set = states[cur];
@@ -132,9 +139,11 @@ class NfaBuilder {
         for (size_t b : open) ambiguous_loops_ = ambiguous_loops_ || leads[a][b] || leads[b][a];
         open.push_back(a);
       }
+      steps_ += h + classes + 256;
       for (auto& n : next) n.clear();
       for (uint32_t s : states[cur]) {
         for (size_t k = 0; k < edges_[s].size(); ++k) {
+          steps_ += 1 + edge_classes[s][k].size();
           for (uint32_t c : edge_classes[s][k]) next[c].push_back(edges_[s][k].second);
         }
       }
@@ -143,16 +152,15 @@ class NfaBuilder {
         if (next[c].empty()) continue;
         auto target = closure(std::move(next[c]));
         next[c] = {};
+        steps_ += target.size();  // the subset's lookup
         auto [it, added] = ids.emplace(std::move(target), static_cast<int32_t>(states.size()));
         if (added) {
           if (states.size() >= max_dfa) return std::nullopt;
-          if ((states.size() & 63) == 0 && std::chrono::steady_clock::now() > deadline) {
-            return std::nullopt;
-          }
           states.push_back(it->first);
         }
         to_class[c] = it->second;
       }
+      if (spent()) return std::nullopt;
       table.resize((cur + 1) * 256);
       charged.hold(table.capacity() * sizeof(int32_t) + states.size() * kStateSetBytes);
       for (unsigned b = 0; b < 256; ++b) table[cur * 256 + b] = to_class[class_of[b]];
@@ -223,6 +231,7 @@ class NfaBuilder {
       const uint32_t s = todo.back();
       todo.pop_back();
       set.push_back(s);
+      steps_ += 2 + eps_[s].size();  // the visit, its sort share and its edges
       for (uint32_t t : eps_[s]) {
         if (seen_[t] != stamp_) seen_[t] = stamp_, todo.push_back(t);
       }
@@ -240,15 +249,17 @@ class NfaBuilder {
   mutable bool ambiguous_loops_ = false;
   mutable std::vector<uint32_t> seen_;  // closure's marks: seen_[s] == stamp_
   mutable uint32_t stamp_ = 0;
+  mutable size_t steps_ = 0;
 };
 
 // `only_ambiguous`: nullopt unless two repetitions can be open at once (a
 // part without is as cheap as written, and cheaper where it starts).
-std::optional<Dfa> dfa_of(const Cfg& g, uint32_t n, const FragmentBudget& budget,
+std::optional<Dfa> dfa_of(const Cfg& g, uint32_t n, FragmentBudget& budget,
                           bool only_ambiguous = false) {
   NfaBuilder nfa(g, 8 * budget.max_states);
   if (!nfa.build(n)) return std::nullopt;
-  auto d = nfa.determinize(budget.max_states, budget.deadline);
+  auto d = nfa.determinize(budget.max_states, budget.work);
+  budget.work -= std::min(budget.work, nfa.steps());
   if (only_ambiguous && !nfa.ambiguous_loops()) return std::nullopt;
   return d;
 }
@@ -278,13 +289,13 @@ void write_left_linear(Cfg& g, uint32_t n, const Dfa& d) {
 
 }  // namespace
 
-std::optional<Dfa> regular_grammar_dfa(const Cfg& g, const FragmentBudget& budget) {
+std::optional<Dfa> regular_grammar_dfa(const Cfg& g, FragmentBudget& budget) {
   Regularity r(g);
   if (!r.regular(g.root)) return std::nullopt;
   return dfa_of(g, g.root, budget);
 }
 
-void determinize_regular_fragments(Cfg& g, const FragmentBudget& budget) {
+void determinize_regular_fragments(Cfg& g, FragmentBudget& budget) {
   Regularity r(g);
   const size_t n = g.rules.size();
   std::vector<uint8_t> seen(n, 0);
@@ -311,7 +322,7 @@ void determinize_regular_fragments(Cfg& g, const FragmentBudget& budget) {
   std::vector<std::pair<uint32_t, Dfa>> dfas;
   size_t symbols = 0;
   for (uint32_t a : fragments) {
-    if (std::chrono::steady_clock::now() > budget.deadline) break;
+    if (budget.work == 0) break;
     auto d = dfa_of(g, a, budget, true);
     if (!d) continue;
     symbols += 4 * d->states() + 1;  // Q_p ::= ε | Q_q b ..., at least
