@@ -98,8 +98,12 @@ class Compiler {
     warnings_.push_back((ptr.empty() ? "/" : ptr) + ": " + what + " is ignored");
   }
 
-  // Past the wall-clock budget the compile stops with an error that names it.
+  // Past the wall-clock budget the compile stops with an error that names
+  // it; past tick_limit_ (a rewrite's own budget, counted so that whether
+  // it completes does not depend on the machine's load) with one that the
+  // rewrite catches.
   void tick() const {
+    if (++ticks_ > tick_limit_) fail(ErrorCode::kInvalidArgument, "", "rewrite past its work");
     if (opt_.cancel && opt_.cancel->load(std::memory_order_relaxed))
       throw Error(ErrorCode::kInvalidArgument, "cancelled", "schema compile cancelled");
     if (std::chrono::steady_clock::now() > deadline_) {
@@ -349,6 +353,8 @@ class Compiler {
   uint32_t never_ = kNoNode, any_ = kNoNode;
   size_t dfa_states_ = 0;
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
+  mutable size_t ticks_ = 0;  // tick() calls so far
+  size_t tick_limit_ = SIZE_MAX;
 };
 
 }  // namespace nextok::constraint::schema_detail
