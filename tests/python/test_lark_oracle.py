@@ -214,6 +214,16 @@ PROBES = {
     # Ignored terminals stand between terminals, never inside one.
     "ignore_between_terminals_only": ('start: "ab" T\nT: "c" "d"\n%ignore " "\n',
                                       ["abcd", "ab cd", "a bcd", "abc d", " ab cd ", "ab  cd"]),
+    # %override replaces a definition made above it, %extend adds alternatives,
+    # in any order and for rules, terminals and templates alike.
+    "override_extend": (('start: x T y{"a"}\nx: "a"\nT: "t"\ny{p}: p\n%extend x: "b" | "c"\n%override T: "u"\n'
+                         '%extend T: "v"\n%override x: "d"\n%extend x: "e"\n%override y{q}: q q\n'
+                         '%extend y{q}: "z"\n'),
+                        ["dtaa", "duaa", "dvaa", "euaa", "evz", "auaa", "buaa", "cva", "dva", "ez", "du"]),
+    # %declare: a terminal an outside lexer would give, so nothing matches it
+    # here, unless %override gives it a pattern; ignores still stand around it.
+    "declare": ('start: "a" A? B? "b"\n%declare A B\n%override B: "x"\n%ignore " "\n',
+                ["ab", "a b", "axb", "a x b", "aAb", "a", "ax"]),
 }
 
 
@@ -232,9 +242,14 @@ def test_lark_probe_agrees_with_lark(cli, tmp_path, probe):
 # (grammar, param, lines the message may name, a word it must hold, whether lark refuses it too)
 ERRORS = {
     "template_arity": ('start: pair{"a"}\npair{x, y}: x y\n', "grammar", {1}, "template", True),
-    "declare": ('start: "a" A\n%declare A\n', "grammar", {2}, "", False),
-    "override": ('start: "a"\n%override start: "b"\n', "grammar", {2}, "", False),
-    "extend": ('start: "a"\n%extend start: "b"\n', "grammar", {2}, "", False),
+    "override_undefined": ('start: "a"\n%override nope: "b"\n', "grammar", {2}, "nope", True),
+    "extend_undefined": ('start: "a"\n%extend nope: "b"\n', "grammar", {2}, "nope", True),
+    "extend_declared": ('start: "a" A?\n%declare A\n%extend A: "c"\n', "grammar", {3}, "declared", True),
+    "declare_twice": ('start: "a" A?\n%declare A\nA: "b"\n', "grammar", {3}, "twice", True),
+    "extend_template_params": ('start: x{"a"}\nx{p}: p\n%extend x{q}: "b" q\n', "grammar", {3}, "parameters",
+                               True),
+    # lark fails with an AssertionError of its own here, not a grammar error.
+    "declared_in_terminal": ('start: "a" T?\nT: A "x"\n%declare A\n', "grammar", {2}, "declared", False),
     "lookahead": ('start: /a(?=b)/ "b"\n', "pattern", set(), "", False),
     "lookbehind": ('start: "b" /(?<=b)a/\n', "pattern", set(), "", False),
     "backreference": ('start: /(a)\\1/\n', "pattern", set(), "", False),

@@ -297,6 +297,10 @@ class Compiler {
     if (scope.terminal && !it->second.terminal) {
       b_.fail(at, "a terminal cannot use the rule '" + name + "'");
     }
+    if (scope.terminal && it->second.declared) {
+      b_.fail(at, "the declared terminal '" + name +
+                      "' has no pattern: only rules may use it (%override gives it one)");
+    }
     return it->second;
   }
 
@@ -360,7 +364,8 @@ class Compiler {
         const bool terminal = d != in.defs.end() ? d->second.terminal : is_terminal_name(e.text);
         const size_t from = seq.size();
         seq.push_back(reference(e.text, e.at, scope));
-        if (terminal) lexeme(seq, from, e, scope);
+        // A declared terminal is a rule with no alternatives: nothing to lex.
+        if (terminal && !(d != in.defs.end() && d->second.declared)) lexeme(seq, from, e, scope);
         return;
       }
       case Expr::Kind::kLiteral: {

@@ -1,5 +1,6 @@
 #include "constraint/cfg/lark_syntax.hpp"
 
+#include "constraint/cfg/lark_templates.hpp"
 #include "vocab/utf8.hpp"
 
 namespace nextok::constraint::cfg::lark {
@@ -74,7 +75,7 @@ class Syntax {
       }
       end_of_line();
     }
-    expand_templates();
+    expand_templates(out, templates_, b_);
   }
 
  private:
@@ -129,7 +130,11 @@ class Syntax {
     return std::string(src_.substr(start, pos_ - start));
   }
 
-  void definition() {
+  // A definition; after %override it replaces one made before, after
+  // %extend it adds alternatives to one (lark: both need it defined above).
+  enum class Mode { kDefine, kOverride, kExtend };
+
+  void definition(Mode mode = Mode::kDefine) {
     const size_t start = pos_;
     if (cur() == '?' || cur() == '!') ++pos_;
     const std::string n = name();
@@ -149,6 +154,7 @@ class Syntax {
     ++pos_;
     space(false);
     Expr body = expansions(false);
+    if (mode != Mode::kDefine) return redefine(mode, n, std::move(params), std::move(body), start);
     if (defs.count(n) != 0 || templates_.count(n) != 0) fail(start, "'" + n + "' is defined twice");
     if (!params.empty()) {
       templates_.emplace(n, Template{std::move(params), std::move(body), start});
@@ -157,82 +163,53 @@ class Syntax {
     }
   }
 
-  // Templates (lark's `name{a, b}: ...`): every use name{x, y} becomes a
-  // rule of its own, the template's body with its parameters replaced by
-  // the arguments, made once per distinct argument list (recursion through
-  // the same arguments names the same rule).
-  struct Template {
-    std::vector<std::string> params;
-    Expr body;
-    size_t at = 0;
-  };
-  static constexpr size_t kMaxInstances = 1000, kMaxInstanceKey = size_t{1} << 14;
-
-  void expand_templates() {
-    std::vector<std::string> names;
-    for (const auto& [n, d] : defs) names.push_back(n);
-    for (const auto& n : names) expand(defs.at(n).body);
-    for (Expr& e : ignores) expand(e);
-    // Instances' bodies from a list, not by recursion: a chain of instances
-    // (t{x}: t{w{x}}) stays off the stack.
-    while (!pending_.empty()) {
-      const std::string key = std::move(pending_.back());
-      pending_.pop_back();
-      expand(defs.at(key).body);
+  void redefine(Mode mode, const std::string& n, std::vector<std::string> params, Expr body,
+                size_t start) {
+    const bool extend = mode == Mode::kExtend;
+    const auto d = defs.find(n);
+    const auto t = templates_.find(n);
+    if (d == defs.end() && t == templates_.end()) {
+      fail(start,
+           std::string(extend ? "%extend" : "%override") + " needs '" + n + "' defined above it");
     }
+    if (t != templates_.end() ? params.empty() : !params.empty()) {
+      fail(start, "'" + n + "' is " + (params.empty() ? "" : "not ") + "a template");
+    }
+    Expr& old = d != defs.end() ? d->second.body : t->second.body;
+    if (!extend) {
+      old = std::move(body);
+      if (d != defs.end()) d->second.declared = false;
+      if (t != templates_.end()) t->second.params = std::move(params);
+      return;
+    }
+    if (d != defs.end() && d->second.declared) {
+      fail(start, "'" + n + "' is only declared: %override gives it a pattern");
+    }
+    if (t != templates_.end() && t->second.params != params) {
+      fail(start, "%extend of the template '" + n + "' needs the same parameters");
+    }
+    if (old.kind != Expr::Kind::kAlt) {
+      Expr alt{Expr::Kind::kAlt};
+      alt.at = old.at;
+      alt.kids.push_back(std::move(old));
+      old = std::move(alt);
+    }
+    for (Expr& k : body.kids) old.kids.push_back(std::move(k));
   }
 
-  void expand(Expr& e) {
-    for (Expr& k : e.kids) expand(k);
-    if (e.kind != Expr::Kind::kName || e.kids.empty()) return;
-    const auto t = templates_.find(e.text);
-    if (t == templates_.end()) fail(e.at, "'" + e.text + "' is not a template");
-    const Template& tpl = t->second;
-    if (tpl.params.size() != e.kids.size()) {
-      fail(e.at, "the template '" + e.text + "' takes " + std::to_string(tpl.params.size()) +
-                     " argument" + (tpl.params.size() == 1 ? "" : "s"));
-    }
-    std::string key = e.text + "{";
-    for (const Expr& a : e.kids) serialize(a, key);
-    key += "}";
-    // Arguments that grow with each instance (t{x}: t{p{x, x}}) would double.
-    if (key.size() > kMaxInstanceKey) {
-      fail(e.at,
-           "a template instance's arguments exceed " + std::to_string(kMaxInstanceKey) + " bytes");
-    }
-    if (defs.count(key) == 0) {
-      if (++instances_ > kMaxInstances) {
-        fail(e.at, "more than " + std::to_string(kMaxInstances) + " template instances");
-      }
-      defs.emplace(key, Def{false, substitute(tpl.body, tpl.params, e.kids), tpl.at});
-      pending_.push_back(key);
-    }
-    e.kids.clear();
-    e.text = std::move(key);
-  }
-
-  static Expr substitute(const Expr& e, const std::vector<std::string>& params,
-                         const std::vector<Expr>& args) {
-    if (e.kind == Expr::Kind::kName && e.kids.empty()) {
-      for (size_t i = 0; i < params.size(); ++i) {
-        if (params[i] == e.text) return args[i];
-      }
-    }
-    Expr out = e;
-    for (Expr& k : out.kids) k = substitute(k, params, args);
-    return out;
-  }
-
-  // An expression's content as a key (its position left out).
-  static void serialize(const Expr& e, std::string& out) {
-    out += static_cast<char>('0' + static_cast<int>(e.kind));
-    out += e.icase ? 'i' : '-';
-    out += e.dotall ? 's' : '-';
-    out += std::to_string(e.text.size()) + ":" + e.text;
-    out += std::to_string(e.lo) + "," + std::to_string(e.hi) + "," + std::to_string(e.min) + "," +
-           std::to_string(e.max) + "(";
-    for (const Expr& k : e.kids) serialize(k, out);
-    out += ")";
+  // %declare NAME ...: terminals that a lexer outside the grammar would
+  // produce; here nothing does, so each matches no text.
+  void declare() {
+    do {
+      const size_t at = pos_;
+      const std::string n = name();
+      if (!is_terminal_name(n)) fail(at, "%declare names terminals, not the rule '" + n + "'");
+      if (defs.count(n) != 0) fail(at, "'" + n + "' is defined twice");
+      Def d{true, Expr{Expr::Kind::kAlt}, at, true};
+      d.body.at = at;
+      defs.emplace(n, std::move(d));
+      space(false);
+    } while (name_char(cur()));
   }
 
   void directive() {
@@ -244,8 +221,12 @@ class Syntax {
       ignores.push_back(expansions(false));
     } else if (what == "import") {
       import(start);
-    } else if (what == "declare" || what == "override" || what == "extend") {
-      fail(start, "%" + what + " is not supported");
+    } else if (what == "override") {
+      definition(Mode::kOverride);
+    } else if (what == "extend") {
+      definition(Mode::kExtend);
+    } else if (what == "declare") {
+      declare();
     } else {
       fail(start, "unknown directive %" + what);
     }
@@ -564,9 +545,7 @@ class Syntax {
   const CfgBuilder& b_;
   size_t pos_ = 0;
   size_t depth_ = 0;
-  std::map<std::string, Template, std::less<>> templates_;
-  std::vector<std::string> pending_;  // instances whose bodies are not expanded yet
-  size_t instances_ = 0;
+  Templates templates_;
 };
 
 }  // namespace

@@ -29,6 +29,7 @@ struct Def {
   bool terminal = false;
   Expr body;
   size_t at = 0;
+  bool declared = false;  // %declare: a terminal with no pattern, so it matches nothing
 };
 
 // A grammar text's definitions and directives.
