@@ -50,14 +50,6 @@ GRAMMARS = ["arith", "chess", "commons", "config", "csv", "flags", "json", "sexp
 CLOSE = {"arith": ")", "chess": "", "commons": "\n\"", "config": "\n", "csv": ",\n",
          "flags": ";>", "json": "\"}]", "sexpr": ")]\"", "sql": ";", "templates": "],",
          "terms": ".,"}
-# sql.lark's masks take 30-250 ms (keywords and names may abut, so a run of
-# letters splits in many ways): fewer, shorter walks keep the file's time.
-MAX_TOKENS = {"sql": 32}
-SHARE = {"sql": 3}
-
-
-def count_for(name: str) -> int:
-    return max(3, COUNT // SHARE.get(name, 1))
 
 
 def seed_of(name: str) -> int:
@@ -79,7 +71,7 @@ def test_lark_generations_parse_with_lark(cli, name):
     path = grammar_file(name)
     lark = parser(path.read_text(encoding="utf-8"))
     gens = generate(cli, tokenizer("llama3.1"), ["--grammar", str(path)], COUNT, seed=seed_of(name),
-                    max_tokens=MAX_TOKENS.get(name, 48), close=CLOSE[name])
+                    max_tokens=48, close=CLOSE[name])
     assert len(gens) == COUNT
     assert not [g for g in gens if g.get("dead_end")]
     complete = [g["text"] for g in gens if g["complete"]]
@@ -94,7 +86,7 @@ def test_lark_samples_are_accepted(cli, name, vocab):
     path = grammar_file(name)
     sampler = LarkSampler(path.read_text(encoding="utf-8"), seed=seed_of(name + vocab))
     texts = []
-    for _ in range(count_for(name)):
+    for _ in range(COUNT):
         s = sampler.sample()
         assert accepts(sampler.lark, s), f"the oracle's own sample does not parse: {s!r}"
         texts.append(s)
@@ -108,7 +100,7 @@ def test_lark_edits_agree_with_lark(cli, name):
     path = grammar_file(name)
     sampler = LarkSampler(path.read_text(encoding="utf-8"), seed=seed_of(name) + 1)
     rng = random.Random(seed_of(name))
-    edits = sorted({m for _ in range(count_for(name)) for m in mutants(sampler.sample(), rng, 3)})
+    edits = sorted({m for _ in range(COUNT) for m in mutants(sampler.sample(), rng, 3)})
     want = {t: accepts(sampler.lark, t) for t in edits}
     got = verdicts(cli, "llama3.1", path, edits)
     wrong = [(t, "lark", want[t], "engine", got[t]) for t in edits if got[t] != want[t]]
