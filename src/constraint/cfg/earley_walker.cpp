@@ -672,10 +672,7 @@ void EarleyWalker::walk(const TokenTrie& trie, std::span<uint32_t> mask, int32_t
         continue;
       }
     }
-    for (uint32_t k = 0; k < n.token_count; ++k) {
-      const uint32_t id = tokens[n.first_token + k];
-      m[id >> 5] |= 1u << (id & 31);
-    }
+    set_token_bits(tokens.subspan(n.first_token, n.token_count), m);
     ++i;
   }
 }

@@ -18,6 +18,8 @@
 
 namespace nextok {
 
+using constraint::set_bit;
+
 namespace {
 
 enum class Kind : uint8_t { kAnalysis, kPreamble, kFinal, kCall };
@@ -51,10 +53,6 @@ struct Outer {
   uint32_t arg_steps = 0;     // tokens the arguments took
   bool finished = false;
 };
-
-void set_bit(std::span<uint32_t> mask, uint32_t id) {
-  mask[id >> 5] |= 1u << (id & 31);
-}
 
 bool header_byte(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||

@@ -13,13 +13,11 @@
 #include "nextok/mask.hpp"
 
 namespace nextok {
+
+using constraint::set_bit;
 namespace {
 
 constexpr std::string_view kJsonSpace = " \t\n\r";
-
-void set_bit(std::vector<uint32_t>& mask, uint32_t id) {
-  mask[id >> 5] |= 1u << (id & 31);
-}
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 // What every constraint engine's step_mask does around its own work: check
-// the caller's mask against the vocabulary, clear it, and allow EOS.
+// the caller's mask against the vocabulary, clear it, set tokens' bits, and
+// allow EOS.
 #pragma once
 
 #include <algorithm>
@@ -26,8 +27,12 @@ inline size_t clear_mask(std::span<uint32_t> mask, const Vocabulary& vocab) {
   return words;
 }
 
+inline void set_bit(std::span<uint32_t> mask, uint32_t id) {
+  mask[id >> 5] |= 1u << (id & 31);
+}
+
 inline void allow_eos(std::span<uint32_t> mask, const Vocabulary& vocab) {
-  for (const uint32_t id : vocab.eos_ids()) mask[id >> 5] |= 1u << (id & 31);
+  for (const uint32_t id : vocab.eos_ids()) set_bit(mask, id);
 }
 
 }  // namespace nextok::constraint

@@ -12,11 +12,7 @@ MaskWalker::MaskWalker(const TokenTrie& trie, const Machine& m, MaskCaches cache
 
 void MaskWalker::allow_tokens(uint32_t node, std::span<uint32_t> mask) const {
   const auto& n = trie_.nodes()[node];
-  const auto tokens = trie_.tokens();
-  for (uint32_t k = 0; k < n.token_count; ++k) {
-    const uint32_t id = tokens[n.first_token + k];
-    mask[id >> 5] |= 1u << (id & 31);
-  }
+  set_token_bits(trie_.tokens().subspan(n.first_token, n.token_count), mask.data());
 }
 
 void MaskWalker::enter_lane(size_t d) {

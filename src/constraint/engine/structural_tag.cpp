@@ -20,6 +20,8 @@
 
 namespace nextok {
 
+using constraint::set_bit;
+
 using constraint::ConfigSet;
 using constraint::FrameKind;
 using constraint::Machine;
@@ -47,10 +49,6 @@ bool is_ws(uint8_t b) noexcept {
 bool fits_tag(std::string_view bytes, std::string_view tag, size_t k) {
   const size_t n = std::min(bytes.size(), tag.size() - k);
   return n > 0 && bytes.substr(0, n) == tag.substr(k, n);
-}
-
-void set_bit(std::span<uint32_t> mask, uint32_t id) {
-  mask[id >> 5] |= 1u << (id & 31);
 }
 
 }  // namespace

@@ -138,10 +138,8 @@ void TokenTrie::allow(const Automaton& a, const State& start, std::span<uint32_t
       i = node.end;  // nothing below can be accepted either
       continue;
     }
-    for (uint32_t k = 0; k < node.token_count; ++k) {
-      const uint32_t id = tokens_[node.first_token + k];
-      mask[id >> 5] |= 1u << (id & 31);
-    }
+    set_token_bits(std::span<const uint32_t>(tokens_).subspan(node.first_token, node.token_count),
+                   mask.data());
     ++i;
   }
 }
