@@ -10,11 +10,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "constraint/engine/token_index_impl.hpp"
+#include "constraint/trie/free_text_masks.hpp"
 #include "constraint/trie/token_trie.hpp"
 #include "nextok/grammar.hpp"
 #include "nextok/mask.hpp"
@@ -314,6 +317,59 @@ TEST(GrammarMemo, MasksEqualTheUnmemoisedGrammarFromSeveralThreads) {
     for (size_t n : per) checked += n;
     EXPECT_GT(checked, 40u) << c.name;
   }
+}
+
+// The kept mask of a free-text state (a string's inside) belongs to the
+// trie: two grammars, each with its own walkers, and threads make it once.
+TEST(GrammarMemo, FreeTextMasksAreMadeOncePerTrie) {
+  const auto vocab = llama_vocab();
+  NEXTOK_REQUIRE_FIXTURE(vocab, "tokenizers/llama3.1");
+  const auto index = nextok::TokenIndex::build(vocab);
+  const auto& masks = index->impl().trie.free_text_masks();
+  const size_t before = masks.made();
+  const std::string text =
+      "root ::= \"[\" str (\",\" str)* \"]\"\nstr ::= \"\\\"\" [^\"]* \"\\\"\"\n";
+  const nextok::Vocabulary& v = *vocab;
+  // The token for `["` and one for `a`, read into the string.
+  const auto id_of = [&](std::string_view bytes) {
+    for (uint32_t id = 0; id < v.size(); ++id) {
+      if (!v.is_special(id) && v.bytes(id) == bytes) return id;
+    }
+    return uint32_t{0};
+  };
+  const uint32_t open = id_of("[\""), a = id_of("a");
+  ASSERT_NE(open, 0u);
+  std::vector<std::vector<uint32_t>> got;
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      const auto g = Grammar::gbnf(index, text);  // its own walkers and memo
+      GrammarConstraint m(g);
+      std::vector<uint32_t> mask(nextok::bitmask_words(v.size()));
+      m.advance(open);
+      m.step_mask(mask);
+      m.advance(a);
+      m.step_mask(mask);
+      std::lock_guard lock(mu);
+      got.push_back(mask);
+    });
+  }
+  for (auto& th : threads) th.join();
+  const size_t made = masks.made() - before;
+  EXPECT_GE(made, 1u);
+  // Threads that race may each make it; a later grammar never does.
+  EXPECT_LE(made, 4u);
+  for (const auto& m : got) EXPECT_EQ(m, got[0]);
+  const size_t after_threads = masks.made();
+  const auto g = Grammar::gbnf(index, text);
+  GrammarConstraint m(g);
+  std::vector<uint32_t> mask(nextok::bitmask_words(v.size()));
+  m.advance(open);
+  m.step_mask(mask);
+  EXPECT_EQ(masks.made(), after_threads);
+  EXPECT_EQ(mask, got[0]);
+  EXPECT_TRUE(bit(mask, a));
 }
 
 // Equal items whose origins lie at different nesting depths are different

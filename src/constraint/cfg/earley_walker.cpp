@@ -528,7 +528,7 @@ int32_t EarleyWalker::free_text_start(const TokenTrie& trie, std::span<uint32_t>
   f.first_wide = root == star ? closed : utf8_leads(root, star, 0);
   const ByteSet next = states_[static_cast<size_t>(star)].next;
   for (size_t w = 0; w < 4; ++w) free_loop_or_dead_[w] = f.loop[w] | ~next.w[w];
-  free_text_.add_to(trie, f, mask);
+  trie.free_text_masks().add_to(trie, f, mask);
   return star;
 }
 

@@ -141,7 +141,6 @@ class EarleyWalker {
   // as many loop on (the root itself inside a string). Its kept mask (the
   // tokens that stay in it) is OR-ed into mask, and free_ describes it.
   int32_t free_text_start(const TokenTrie& trie, std::span<uint32_t> mask);
-  FreeTextMasks free_text_;
   FreeText free_;
   TokenTrie::Bytes free_loop_or_dead_{};  // bytes that loop or die there
   std::vector<int8_t> kept_;              // per depth: FreeText::next of the path

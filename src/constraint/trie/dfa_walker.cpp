@@ -172,7 +172,7 @@ void DfaWalker::allow(const TokenTrie& trie, const Dfa& dfa, int32_t q, std::spa
     }
     return;
   }
-  free_text_.add_to(trie, root.text, mask);
+  trie.free_text_masks().add_to(trie, root.text, mask);
   walk<true, true>(trie, q, root, mask);
 }
 

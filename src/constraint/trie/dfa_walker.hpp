@@ -58,10 +58,9 @@ class DfaWalker {
   static constexpr uint8_t kUnknownLoop = 0, kNoLoop = 1, kLoops = 2;
   std::vector<uint8_t> loop_hint_;
   std::unordered_map<int32_t, RootFacts> roots_;  // by root state
-  FreeTextMasks free_text_;
-  std::vector<int32_t> states_;   // per depth of the current path
-  std::vector<int8_t> kept_;      // per depth: FreeText::next of the path
-  std::vector<uint8_t> visited_;  // leads(): (state, reader state) pairs
+  std::vector<int32_t> states_;                   // per depth of the current path
+  std::vector<int8_t> kept_;                      // per depth: FreeText::next of the path
+  std::vector<uint8_t> visited_;                  // leads(): (state, reader state) pairs
 };
 
 }  // namespace nextok::constraint

@@ -2,19 +2,36 @@
 
 namespace nextok::constraint {
 
-std::span<const uint32_t> FreeTextMasks::get(const TokenTrie& trie, const FreeText& state) {
-  for (const Entry& e : entries_) {
-    if (e.trie == &trie && e.state == state) return e.mask;
+FreeTextMasks::Mask FreeTextMasks::get(const TokenTrie& trie, const FreeText& state) {
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [s, m] : entries_) {
+      if (s == state) return m;
+    }
   }
+  // Made outside the lock: two threads may both make one, the first kept.
+  Mask mask = make(trie, state);
+  std::lock_guard lock(mu_);
+  for (const auto& [s, m] : entries_) {
+    if (s == state) return m;
+  }
+  ++made_;
   if (entries_.size() < kKept) {
-    entries_.emplace_back();
-    next_ = entries_.size() - 1;
+    entries_.emplace_back(state, mask);
+  } else {
+    entries_[next_] = {state, mask};
+    next_ = (next_ + 1) % kKept;
   }
-  Entry& e = entries_[next_];
-  next_ = (next_ + 1) % kKept;
-  e.trie = &trie;
-  e.state = state;
-  e.mask.assign((trie.vocab_size() + 31) / 32, 0);
+  return mask;
+}
+
+size_t FreeTextMasks::made() const {
+  std::lock_guard lock(mu_);
+  return made_;
+}
+
+FreeTextMasks::Mask FreeTextMasks::make(const TokenTrie& trie, const FreeText& state) {
+  auto out = std::make_shared<std::vector<uint32_t>>((trie.vocab_size() + 31) / 32, 0u);
   // Depth first, kept to the paths that stay in the state; k[d]: where the
   // path of depth d is (FreeText::next).
   const auto nodes = trie.nodes();
@@ -22,7 +39,7 @@ std::span<const uint32_t> FreeTextMasks::get(const TokenTrie& trie, const FreeTe
   const auto below = trie.bytes_below();
   const auto utf8 = trie.utf8_below();
   std::vector<int8_t> k(258, 0);
-  uint32_t* m = e.mask.data();
+  uint32_t* m = out->data();
   for (size_t i = 1; i < nodes.size();) {
     const TokenTrie::Node& n = nodes[i];
     const int here = state.next(k[n.depth - 1u], n.byte, n.depth == 1);
@@ -39,7 +56,7 @@ std::span<const uint32_t> FreeTextMasks::get(const TokenTrie& trie, const FreeTe
     set_token_bits(tokens.subspan(n.first_token, n.token_count), m);
     ++i;
   }
-  return e.mask;
+  return out;
 }
 
 }  // namespace nextok::constraint

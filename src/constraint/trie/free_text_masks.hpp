@@ -9,6 +9,8 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <utility>
 #include <vector>
@@ -83,28 +85,33 @@ class FreeTextVotes {
   size_t used_ = 0;
 };
 
+// One per trie (TokenTrie::free_text_masks), shared by every walker of
+// every grammar on it and thread-safe: a mask costs a walk of the trie's
+// free-text paths (~0.3 ms for 128 k tokens), once per process, not once
+// per walker and grammar.
 class FreeTextMasks {
  public:
+  using Mask = std::shared_ptr<const std::vector<uint32_t>>;
   // The tokens whose every byte keeps a path from the root in the state
   // (FreeText::next never -1): bitmask_words(vocab) words, kept until
-  // kKept other states have been asked for.
-  std::span<const uint32_t> get(const TokenTrie& trie, const FreeText& state);
+  // kKept other states have been asked for (a holder keeps its copy).
+  Mask get(const TokenTrie& trie, const FreeText& state);
   // ORs that mask into `mask`.
   void add_to(const TokenTrie& trie, const FreeText& state, std::span<uint32_t> mask) {
-    const auto kept = get(trie, state);
-    for (size_t w = 0; w < kept.size(); ++w) mask[w] |= kept[w];
+    const Mask kept = get(trie, state);
+    for (size_t w = 0; w < kept->size(); ++w) mask[w] |= (*kept)[w];
   }
+  // Masks made so far (tests: each state's once).
+  size_t made() const;
 
-  static constexpr size_t kKept = 8;
+  static constexpr size_t kKept = 16;
 
  private:
-  struct Entry {
-    const TokenTrie* trie = nullptr;
-    FreeText state;
-    std::vector<uint32_t> mask;
-  };
-  std::vector<Entry> entries_;
+  static Mask make(const TokenTrie& trie, const FreeText& state);
+  mutable std::mutex mu_;
+  std::vector<std::pair<FreeText, Mask>> entries_;
   size_t next_ = 0;  // the entry replaced next once kKept are kept
+  size_t made_ = 0;
 };
 
 }  // namespace nextok::constraint

@@ -1,5 +1,7 @@
 #include "constraint/trie/token_trie.hpp"
 
+#include "constraint/trie/free_text_masks.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -7,7 +9,8 @@
 
 namespace nextok::constraint {
 
-TokenTrie::TokenTrie(const Vocabulary& vocab) : vocab_size_(vocab.size()) {
+TokenTrie::TokenTrie(const Vocabulary& vocab)
+    : vocab_size_(vocab.size()), free_text_(std::make_shared<FreeTextMasks>()) {
   // Sort the ids by their bytes: the depth-first order of the trie is then
   // one pass with a stack of open nodes.
   // Sort keys carry the first 8 bytes big-endian, so most comparisons never

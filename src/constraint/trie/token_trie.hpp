@@ -15,6 +15,8 @@
 
 namespace nextok::constraint {
 
+class FreeTextMasks;
+
 // A UTF-8 reader's state: 0 at a character boundary; 1-3 continuation
 // bytes still due; 4-7 the second byte of E0, ED, F0, F4 sequences, whose
 // range is narrower. next() gives the state after byte b, or -1 when b
@@ -88,6 +90,9 @@ class TokenTrie {
   // short). Other bits: the same from inside a character (Utf8Reader's
   // states). Made with bytes_below().
   std::span<const uint8_t> utf8_below() const;
+  // The kept masks of free-text states (free_text_masks.hpp), shared by
+  // every walk over this trie: every grammar and thread of a TokenIndex.
+  FreeTextMasks& free_text_masks() const noexcept { return *free_text_; }
 
   // Sets the mask bit of every token whose bytes the automaton accepts byte
   // by byte from `start`. Automaton: `bool step(const State&, uint8_t,
@@ -108,6 +113,7 @@ class TokenTrie {
   };
   void make_below() const;
   std::unique_ptr<Below> below_ = std::make_unique<Below>();
+  std::shared_ptr<FreeTextMasks> free_text_;  // made by the constructor, where it is complete
 };
 
 // Sets the mask bit of each id (unrolled: the walks call it per subtree).
