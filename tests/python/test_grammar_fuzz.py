@@ -21,6 +21,7 @@ import random
 import signal
 import subprocess
 import tempfile
+from collections.abc import Callable
 
 from gbnf_oracle import Gbnf, Sampler, accepts, recogniser
 from lark.exceptions import GrammarError
@@ -180,6 +181,39 @@ def run(cli: str, path: str, walks: list[str], count: int, seed: int) -> list[di
         pathlib.Path(walk_path).unlink()
 
 
+def compare(cli: str, path: pathlib.Path, text: str, valid: list[str],
+            judge: Callable[[str], bool | None], rng: random.Random, seed: int,
+            totals: dict[str, int], bad: list[dict]) -> None:
+    """One grammar against the oracle `judge` (True, False, or None for no
+    verdict): its sampled sentences (kept where judge accepts them) and their
+    edits walked token by token, and random generations; totals counted and
+    disagreements appended to bad."""
+    valid = [s for s in valid if judge(s)]
+    edits = sorted({m for s in valid for m in mutants(s, rng, 3)} - set(valid))
+    verdicts = {s: True for s in valid}
+    for m in edits:
+        v = judge(m)
+        if v is not None:
+            verdicts[m] = v
+    walks = list(verdicts)
+    lines = run(cli, str(path), walks, 6, seed)
+    gens = [x for x in lines if "complete" in x]
+    walked = [x for x in lines if "accepted" in x]
+    assert len(walked) == len(walks), (text, lines[-3:])
+    totals["grammars"] += 1
+    totals["valid"] += sum(verdicts.values())
+    totals["invalid"] += sum(not v for v in verdicts.values())
+    totals["generated"] += len(gens)
+    totals["complete"] += sum(g["complete"] for g in gens)
+    for w in walked:
+        s = walks[w["i"]]
+        if w["accepted"] != verdicts[s]:
+            bad.append({"grammar": text, "text": s, "oracle": verdicts[s], "engine": w})
+    for g in gens:
+        if g.get("dead_end") or (g["complete"] and judge(g["text"]) is False):
+            bad.append({"grammar": text, "generated": g})
+
+
 def test_random_gbnf_grammars_match_lark(cli: str, tmp_path: pathlib.Path) -> None:
     rng = random.Random(int(os.environ.get("NEXTOK_GRAMMAR_FUZZ_SEED", "3")))
     cases = int(os.environ.get("NEXTOK_GRAMMAR_FUZZ_CASES", "20"))
@@ -195,30 +229,7 @@ def test_random_gbnf_grammars_match_lark(cli: str, tmp_path: pathlib.Path) -> No
             continue
         sampler = Sampler(Gbnf.parse(text), seed=k)
         valid = sorted({s for s in (sampler.sample() for _ in range(12)) if len(s) <= 60})
-        valid = [s for s in valid if verdict(lark, s)]
-        edits = sorted({m for s in valid for m in mutants(s, rng, 3)} - set(valid))
-        verdicts = {s: True for s in valid}
-        for m in edits:
-            v = verdict(lark, m)
-            if v is not None:
-                verdicts[m] = v
-        walks = list(verdicts)
-        lines = run(cli, str(path), walks, 6, k)
-        gens = [x for x in lines if "complete" in x]
-        walked = [x for x in lines if "accepted" in x]
-        assert len(walked) == len(walks), (text, lines[-3:])
-        totals["grammars"] += 1
-        totals["valid"] += sum(verdicts.values())
-        totals["invalid"] += sum(not v for v in verdicts.values())
-        totals["generated"] += len(gens)
-        totals["complete"] += sum(g["complete"] for g in gens)
-        for w in walked:
-            s = walks[w["i"]]
-            if w["accepted"] != verdicts[s]:
-                bad.append({"grammar": text, "text": s, "lark": verdicts[s], "engine": w})
-        for g in gens:
-            if g.get("dead_end") or (g["complete"] and verdict(lark, g["text"]) is False):
-                bad.append({"grammar": text, "generated": g})
+        compare(cli, path, text, valid, lambda t: verdict(lark, t), rng, k, totals, bad)
     print(json.dumps(totals))
     assert totals["valid"] > 5 * cases and totals["invalid"] > 2 * cases
     assert not bad, json.dumps(bad[:3], ensure_ascii=False, indent=1)
