@@ -6,10 +6,11 @@
 
 namespace nextok::constraint::schema_detail {
 
-// A negated oneOf rewrite's ticks per ms of max_compile_ms: a tick costs 1.5
-// to 40 µs in these rewrites, so even the dearest stays within about a
-// third of the compile's time. Random overlapping oneOfs take up to 1,300.
-constexpr size_t kRewriteTicksPerMs = 8;
+// A negated oneOf rewrite's ticks per ms of max_compile_ms (160,000 by
+// default). Random overlapping oneOfs take up to 1,300 ticks, the dearest
+// public MaskBench schema 16,800; a tick costs 1.5 to 40 µs in these
+// rewrites, so only rewrites of dear ticks meet the time cap first.
+constexpr size_t kRewriteTicksPerMs = 80;
 
 const json* Compiler::one_of_by_required(const json& branches) {
   auto [it, fresh] = key_one_ofs_.try_emplace(&branches);
@@ -91,13 +92,17 @@ bool Compiler::negated_branches(const std::vector<Part>& parts, size_t k, uint32
                                 size_t depth, std::vector<uint32_t>& options) {
   std::vector<uint32_t> out;
   // The rewrite may distribute into many cases: it gets a counted share of
-  // the compile (ticks, not time: the same schema must compile to the same
-  // grammar on a loaded machine) and half of the grammar nodes left, and
-  // running out of either means "not enforceable", not a failed compile.
+  // the compile (ticks: the same schema should compile to the same grammar
+  // on a loaded machine), half of the grammar nodes left, and, a safety net
+  // for rewrites whose ticks are dear, a quarter of the time left. Running
+  // out of any means "not enforceable", not a failed compile.
   const size_t whole = tick_limit_;
   if (opt_.max_compile_ms > 0) {
     tick_limit_ = std::min(whole, ticks_ + size_t{opt_.max_compile_ms} * kRewriteTicksPerMs);
   }
+  const auto whole_time = deadline_;
+  const auto now = std::chrono::steady_clock::now();
+  deadline_ = now + (whole_time - now) / 4;
   const size_t all_nodes = opt_.max_nodes;
   opt_.max_nodes = g_.nodes.size() + (all_nodes - std::min(all_nodes, g_.nodes.size())) / 2;
   try {
@@ -112,13 +117,16 @@ bool Compiler::negated_branches(const std::vector<Part>& parts, size_t k, uint32
       if (!is_never(o)) out.push_back(o);
     }
   } catch (const Error& e) {
-    const bool own_budget = ticks_ > tick_limit_ || g_.nodes.size() >= opt_.max_nodes;
+    const bool own_budget = ticks_ > tick_limit_ || g_.nodes.size() >= opt_.max_nodes ||
+                            std::chrono::steady_clock::now() > deadline_;
     tick_limit_ = whole;
+    deadline_ = whole_time;
     opt_.max_nodes = all_nodes;
     if (e.code() == ErrorCode::kUnsupported || own_budget) return false;
     throw;
   }
   tick_limit_ = whole;
+  deadline_ = whole_time;
   opt_.max_nodes = all_nodes;
   options = std::move(out);
   return true;
