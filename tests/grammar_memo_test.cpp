@@ -331,13 +331,7 @@ TEST(GrammarMemo, FreeTextMasksAreMadeOncePerTrie) {
       "root ::= \"[\" str (\",\" str)* \"]\"\nstr ::= \"\\\"\" [^\"]* \"\\\"\"\n";
   const nextok::Vocabulary& v = *vocab;
   // The token for `["` and one for `a`, read into the string.
-  const auto id_of = [&](std::string_view bytes) {
-    for (uint32_t id = 0; id < v.size(); ++id) {
-      if (!v.is_special(id) && v.bytes(id) == bytes) return id;
-    }
-    return uint32_t{0};
-  };
-  const uint32_t open = id_of("[\""), a = id_of("a");
+  const uint32_t open = token(v, "[\""), a = token(v, "a");
   ASSERT_NE(open, 0u);
   std::vector<std::vector<uint32_t>> got;
   std::vector<std::thread> threads;

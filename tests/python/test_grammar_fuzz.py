@@ -14,6 +14,7 @@ NEXTOK_GRAMMAR_FUZZ_CASES widen the run by hand."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -21,7 +22,7 @@ import random
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from gbnf_oracle import Gbnf, Sampler, accepts, recogniser
 from lark.exceptions import GrammarError
@@ -124,26 +125,35 @@ class Generator:
         return "\n".join(lines) + "\n"
 
 
-class SlowParse(Exception):
+class OracleSlow(Exception):
     pass
+
+
+@contextlib.contextmanager
+def oracle_deadline(seconds: float) -> Iterator[None]:
+    """Raises OracleSlow in the block after `seconds`: the oracle's own
+    limit, not the engine's (lark parses ambiguous grammars slowly)."""
+
+    def stop(*_: object) -> None:
+        raise OracleSlow
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def verdict(lark: object, text: str) -> bool | None:
     """lark's verdict, or None when its Earley parse of an ambiguous grammar
-    takes over a second (the oracle's own limit, not the engine's)."""
-
-    def stop(*_: object) -> None:
-        raise SlowParse
-
-    old = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    takes over a second."""
     try:
-        return accepts(lark, text)
-    except SlowParse:
+        with oracle_deadline(1.0):
+            return accepts(lark, text)
+    except OracleSlow:
         return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def run(cli: str, path: str, walks: list[str], count: int, seed: int) -> list[dict]:

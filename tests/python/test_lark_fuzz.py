@@ -20,17 +20,14 @@ seed; NEXTOK_LARK_FUZZ_SEED and NEXTOK_LARK_FUZZ_CASES widen the run."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import pathlib
 import random
-import signal
-from collections.abc import Iterator
 
 from lark.exceptions import GrammarError, LarkError
 from lark_oracle import LarkSampler, parser
-from test_grammar_fuzz import compare, verdict
+from test_grammar_fuzz import OracleSlow, compare, oracle_deadline, verdict
 
 CHARS = list("abcxyz019-_{}:,;") + ["é", "中", '"', "\\", "/", "'"]
 # Common terminals whose regexes have no alternatives that shadow one
@@ -193,27 +190,6 @@ def judge(lark: object, text: str) -> bool | None:
         return None
 
 
-class OracleSlow(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def oracle_deadline(seconds: float) -> Iterator[None]:
-    """lark's own limit: it expands optionals and `~` ranges into plain
-    rules, combinatorially, and its grammar build alone can take minutes."""
-
-    def stop(*_: object) -> None:
-        raise OracleSlow
-
-    old = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def test_random_lark_grammars_match_lark(cli: str, tmp_path: pathlib.Path) -> None:
     rng = random.Random(int(os.environ.get("NEXTOK_LARK_FUZZ_SEED", "7")))
     cases = int(os.environ.get("NEXTOK_LARK_FUZZ_CASES", "24"))
@@ -229,6 +205,8 @@ def test_random_lark_grammars_match_lark(cli: str, tmp_path: pathlib.Path) -> No
         text = Generator(rng, rng.randint(1, 4), rng.randint(0, 3)).grammar()
         valid: list[str] = []
         try:
+            # lark expands optionals and `~` ranges into plain rules,
+            # combinatorially: its grammar build alone can take minutes.
             with oracle_deadline(5.0):
                 lark = parser(text)
                 sampler = LarkSampler(text, seed=k)

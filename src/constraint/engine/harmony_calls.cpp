@@ -18,8 +18,6 @@
 
 namespace nextok {
 
-using constraint::set_bit;
-
 namespace {
 
 enum class Kind : uint8_t { kAnalysis, kPreamble, kFinal, kCall };
@@ -70,7 +68,7 @@ struct HarmonyVocab {
     for (uint32_t id = 0; id < v.size(); ++id) {
       const std::string_view b = v.bytes(id);
       if (b.empty() || v.is_special(id) || v.is_eos(id)) continue;
-      set_bit(text_mask, id);
+      bitmask_set(text_mask, id, true);
       if (std::all_of(b.begin(), b.end(), header_byte)) {
         header_tokens[b].push_back(id);
         longest = std::max(longest, b.size());
@@ -278,14 +276,14 @@ void HarmonyCallConstraint::step_mask(std::span<uint32_t> mask) {
       for (const Cursor& c : s.alive) {
         const Piece& p = pats[c.pattern].pieces[c.piece];
         if (p.special) {
-          set_bit(mask, p.token);
+          bitmask_set(mask, p.token, true);
           continue;
         }
         const std::string_view rest = std::string_view(p.text).substr(c.offset);
         for (size_t n = 1; n <= std::min(rest.size(), g.hv->longest); ++n) {
           const auto it = g.hv->header_tokens.find(rest.substr(0, n));
           if (it == g.hv->header_tokens.end()) continue;
-          for (const uint32_t id : it->second) set_bit(mask, id);
+          for (const uint32_t id : it->second) bitmask_set(mask, id, true);
         }
       }
       break;
@@ -293,20 +291,20 @@ void HarmonyCallConstraint::step_mask(std::span<uint32_t> mask) {
     case Phase::kText:
       std::copy_n(g.hv->text_mask.begin(), words, mask.begin());
       if (s.kind == Kind::kFinal) {
-        for (const uint32_t id : g.final_ends) set_bit(mask, id);
+        for (const uint32_t id : g.final_ends) bitmask_set(mask, id, true);
       } else {
-        set_bit(mask, g.t.end);
+        bitmask_set(mask, g.t.end, true);
       }
       break;
     case Phase::kAfterEnd:
-      set_bit(mask, g.t.start);
+      bitmask_set(mask, g.t.start, true);
       break;
     case Phase::kArgs:
       // The JSON mask holds text tokens only, and EOS when the value is
       // complete: the call ends with <|call|> instead.
       state_->args->step_mask(mask);
       for (const uint32_t e : vocab.eos_ids()) mask[e >> 5] &= ~(1u << (e & 31));
-      if (state_->args->is_complete()) set_bit(mask, g.t.call);
+      if (state_->args->is_complete()) bitmask_set(mask, g.t.call, true);
       break;
     case Phase::kDone:
       constraint::allow_eos(mask, vocab);

@@ -13,8 +13,6 @@
 #include "nextok/mask.hpp"
 
 namespace nextok {
-
-using constraint::set_bit;
 namespace {
 
 constexpr std::string_view kJsonSpace = " \t\n\r";
@@ -40,13 +38,13 @@ std::shared_ptr<const JsonOrTextGrammar> JsonOrTextGrammar::build(
   for (uint32_t id = 0; id < vocab.size(); ++id) {
     const std::string_view bytes = vocab.bytes(id);
     if (bytes.empty() || vocab.is_eos(id)) continue;
-    set_bit(g->any_, id);
+    bitmask_set(g->any_, id, true);
     if (!marker.empty() && vocab.is_special(id) && bytes == marker && !g->marker_) g->marker_ = id;
     const size_t lead = bytes.find_first_not_of(kJsonSpace);
     if (vocab.is_special(id) || (lead != std::string_view::npos && bytes[lead] != '{'))
-      set_bit(g->text_start_, id);
+      bitmask_set(g->text_start_, id, true);
     else if (lead == std::string_view::npos)
-      set_bit(g->blank_, id);
+      bitmask_set(g->blank_, id, true);
   }
   g->index_ = std::move(index);
   g->value_ = std::move(value);

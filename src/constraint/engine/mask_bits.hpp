@@ -1,6 +1,5 @@
 // What every constraint engine's step_mask does around its own work: check
-// the caller's mask against the vocabulary, clear it, set tokens' bits, and
-// allow EOS.
+// the caller's mask against the vocabulary, clear it, and allow EOS.
 #pragma once
 
 #include <algorithm>
@@ -27,12 +26,8 @@ inline size_t clear_mask(std::span<uint32_t> mask, const Vocabulary& vocab) {
   return words;
 }
 
-inline void set_bit(std::span<uint32_t> mask, uint32_t id) {
-  mask[id >> 5] |= 1u << (id & 31);
-}
-
 inline void allow_eos(std::span<uint32_t> mask, const Vocabulary& vocab) {
-  for (const uint32_t id : vocab.eos_ids()) set_bit(mask, id);
+  for (const uint32_t id : vocab.eos_ids()) bitmask_set(mask, id, true);
 }
 
 }  // namespace nextok::constraint

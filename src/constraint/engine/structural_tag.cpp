@@ -20,8 +20,6 @@
 
 namespace nextok {
 
-using constraint::set_bit;
-
 using constraint::ConfigSet;
 using constraint::FrameKind;
 using constraint::Machine;
@@ -209,7 +207,7 @@ void TagCandidates::list(const Vocabulary& vocab, const std::string& B, const st
   for (uint32_t id = 0; id < vocab.size(); ++id) {
     const std::string_view bytes = vocab.bytes(id);
     if (bytes.empty() || vocab.is_eos(id)) continue;
-    set_bit(base, id);
+    bitmask_set(base, id, true);
     if (bytes.find(B.back()) != std::string_view::npos) {
       for (uint32_t k0 = 0; k0 < B.size(); ++k0) {
         uint32_t k = k0;
@@ -342,7 +340,7 @@ void StructuralTagConstraint::step_mask(std::span<uint32_t> mask) {
   };
   auto allow_checked = [&](const std::vector<uint32_t>& ids) {
     for (const uint32_t id : ids)
-      if (check(id)) set_bit(mask, id);
+      if (check(id)) bitmask_set(mask, id, true);
   };
   if (!finished_) {
     switch (s.phase) {
@@ -389,7 +387,7 @@ void StructuralTagConstraint::step_mask(std::span<uint32_t> mask) {
             Outer t = s;
             first[b0] = g.feed(t, bytes.substr(0, 1), false) ? 1 : 0;
           }
-          if (first[b0] == 1 && check(c.token)) set_bit(mask, c.token);
+          if (first[b0] == 1 && check(c.token)) bitmask_set(mask, c.token, true);
         }
         break;
       }
