@@ -146,6 +146,23 @@ TEST(LarkGrammar, ErrorsNameLineAndColumn) {
       {"start: /a/m", "1:11: the regex flag 'm' is not supported"},
       {"start: a\na: \"x\" a", "the grammar's language is empty"},
       {"start: \"a\" %", "1:12: unexpected '%'"},
+      // llguidance's dialect.
+      {"start: \"a\"{3,2}", "1:11: a repetition range out of order"},
+      {"start: \"a\"{2 x}", "1:11: unexpected '{'"},
+      {"start: <|eot_id|>", "1:8: special tokens (<...>) are not supported"},
+      {"start: @sub", "1:8: references to other grammars (@name) are not supported"},
+      {"foo[lazy]: /a/\nstart: foo", "1:5: the lexeme option 'lazy' is not supported"},
+      {"start: v\nv: %regex {\"substring_words\": \"a b\"}", "2:4: %regex"},
+      {"start: v\nv: %json {\"type\": \"string\"", "2:4: unterminated JSON object after %json"},
+      {"start: v\nv: %json {\"type\": 1}", "2:4: %json (at /type)"},
+      {"start: X\nX: %json {}", "2:4: %json is a rule: a terminal cannot use it"},
+      {"start: v\nv: %json {\"type\": \"array\", \"items\": {\"enum\": [1, 2]},"
+       " \"uniqueItems\": true}",
+       "2:4: %json: uniqueItems cannot be written as grammar rules"},
+      {"start: v\nv: %json {\"x-guidance\": {\"item_separator\": \",\"}}",
+       "the x-guidance option 'item_separator' is not supported"},
+      {"%llguidance {\"allow_invalid_utf8\": true}\nstart: \"a\"",
+       "1:1: the %llguidance option allow_invalid_utf8=true is not supported"},
   };
   for (auto [text, want] : cases) {
     const auto [param, got] = error_of(text);

@@ -6,7 +6,9 @@
 #include <optional>
 #include <set>
 
+#include "constraint/cfg/automaton_rules.hpp"
 #include "constraint/cfg/cfg_builder.hpp"
+#include "constraint/cfg/json_embed.hpp"
 #include "constraint/cfg/lark_syntax.hpp"
 #include "constraint/regex/dfa.hpp"
 #include "constraint/regex/regex_parser.hpp"
@@ -49,79 +51,13 @@ class Compiler {
     bool terminal = false;  // inside a terminal: no ignores, no rules
   };
 
-  // A byte automaton (states x 256, -1 for none).
-  struct Automaton {
-    size_t states = 0;
-    int32_t start = -1;
-    std::vector<int32_t> next;
-    std::vector<uint8_t> accepting;
-    int32_t at(size_t q, unsigned b) const { return next[q * 256 + b]; }
-  };
-
-  static Automaton automaton(const Dfa& d) {
-    Automaton a{d.states(), d.start(), {d.table().begin(), d.table().end()}, {}};
-    for (size_t q = 0; q < a.states; ++q)
-      a.accepting.push_back(d.accepting(static_cast<int32_t>(q)));
-    return a;
-  }
-
-  // What an automaton reads, as a left-linear (so, for a DFA, unambiguous)
-  // sub-grammar: per state q, "reached q" ::= "reached p" byte-of(p to q).
-  // The start's first visit is its own nonterminal deriving nothing, and the
-  // bytes read from it are limited to `first` when given. Returns the
-  // "reached" nonterminals and, last, the one for the start's first visit.
-  std::vector<uint32_t> reach(const Automaton& a, size_t at, const ByteSet* first) {
-    std::vector<uint32_t> nt(a.states + 1);
-    for (auto& x : nt) x = b_.fresh("lexeme_state", at);
-    std::vector<std::vector<std::vector<Symbol>>> alts(a.states + 1);
-    alts[a.states].push_back({});
-    for (size_t q = 0; q < a.states; ++q) {
-      std::map<int32_t, ByteSet> to;
-      for (unsigned c = 0; c < 256; ++c) {
-        if (const int32_t t = a.at(q, c); t >= 0) to[t].add(static_cast<uint8_t>(c));
-      }
-      for (const auto& [t, set] : to) {
-        alts[static_cast<size_t>(t)].push_back(
-            {static_cast<Symbol>(nt[q]), b_.cfg().terminal(set)});
-        if (static_cast<int32_t>(q) != a.start) continue;
-        ByteSet s0 = set;
-        if (first) {
-          for (size_t w = 0; w < s0.w.size(); ++w) s0.w[w] &= first->w[w];
-        }
-        if (!s0.empty()) {
-          alts[static_cast<size_t>(t)].push_back(
-              {static_cast<Symbol>(nt[a.states]), b_.cfg().terminal(s0)});
-        }
-      }
-      b_.grew(4 * to.size() + 1, at);
-    }
-    for (size_t q = 0; q <= a.states; ++q) b_.define(nt[q], std::move(alts[q]));
-    return nt;
-  }
-
-  // The strings `a` accepts (first byte within `first`, if given).
-  std::optional<Symbol> accepted(const Automaton& a, size_t at, const ByteSet* first) {
-    const std::vector<uint32_t> nt = reach(a, at, first);
-    std::vector<std::vector<Symbol>> alts;
-    for (size_t q = 0; q < a.states; ++q) {
-      if (a.accepting[q]) alts.push_back({static_cast<Symbol>(nt[q])});
-    }
-    if (a.start >= 0 && a.accepting[static_cast<size_t>(a.start)]) {
-      alts.push_back({static_cast<Symbol>(nt[a.states])});
-    }
-    if (alts.empty()) return std::nullopt;
-    const uint32_t out = b_.fresh("lexeme", at);
-    b_.define(out, std::move(alts));
-    return static_cast<Symbol>(out);
-  }
-
   Automaton python_dfa(const std::string& re, size_t at) {
     RegexOptions o;
     o.python = true;
     o.full_match = true;
     o.max_states = b_.limits().max_dfa_states;
     try {
-      return automaton(Dfa::compile(re, o));
+      return Automaton::of(Dfa::compile(re, o));
     } catch (const Error& err) {
       throw Error(err.code(), "pattern", b_.where(at) + ": " + err.what());
     }
@@ -164,7 +100,7 @@ class Compiler {
         if (t >= 0) run.next[(1 + q) * 256 + c] = 1 + t;
       }
     }
-    const std::vector<uint32_t> nt = reach(run, at, nullptr);
+    const std::vector<uint32_t> nt = reach(b_, run, at, nullptr);
     Runs r;
     std::vector<std::vector<std::vector<Symbol>>> groups;
     for (size_t q = 0; q < x.states; ++q) {
@@ -205,7 +141,7 @@ class Compiler {
           {seq.begin() + static_cast<ptrdiff_t>(from), seq.end()}};
       const Automaton t = python_dfa(re, e.at);
       for (size_t g = 0; g < run_->ends.size(); ++g) {
-        if (auto f = accepted(t, e.at, &run_->follow[g])) {
+        if (auto f = accepted(b_, t, e.at, &run_->follow[g])) {
           alts.push_back({static_cast<Symbol>(run_->ends[g]), *f});
         }
       }
@@ -266,6 +202,8 @@ class Compiler {
         const Def& d = resolve(e.text, e.at, scope, common);
         return regex_of(d.body, Scope{common, true}, depth + 1);
       }
+      case Expr::Kind::kJson:
+        b_.fail(e.at, "%json is a rule: a terminal (or %ignore) cannot use it");
     }
     return {};
   }
@@ -399,6 +337,14 @@ class Compiler {
         pattern(*root, seq, e.at);
         return lexeme(seq, from, e, scope);
       }
+      case Expr::Kind::kJson: {
+        if (scope.terminal) b_.fail(e.at, "%json is a rule: a terminal cannot use it");
+        auto done = schemas_.find(e.text);
+        if (done == schemas_.end())
+          done = schemas_.emplace(e.text, embed_json_schema(b_, e.text, e.at)).first;
+        seq.push_back(done->second);
+        return;
+      }
     }
   }
 
@@ -446,6 +392,7 @@ class Compiler {
   const Definitions& common_;
   std::optional<Runs> run_;
   std::map<std::string, uint32_t> lexemes_;  // per terminal regex: its lexeme symbol
+  std::map<std::string, Symbol> schemas_;    // per %json schema text: its value symbol
   std::map<std::string, uint32_t> ids_;
   std::set<std::string> open_;
 };

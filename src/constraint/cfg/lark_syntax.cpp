@@ -1,5 +1,7 @@
 #include "constraint/cfg/lark_syntax.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "constraint/cfg/lark_templates.hpp"
 #include "vocab/utf8.hpp"
 
@@ -123,9 +125,13 @@ class Syntax {
     ++pos_;
   }
 
+  // llguidance's dialect also allows '-' inside a name ("end-rule"), never
+  // as the start of '->'.
   std::string name() {
     const size_t start = pos_;
-    while (name_char(cur())) ++pos_;
+    while (name_char(cur()) ||
+           (cur() == '-' && pos_ > start && at(pos_ + 1) != '>' && name_char(at(pos_ + 1))))
+      ++pos_;
     if (pos_ == start) fail(start, "expecting a name");
     return std::string(src_.substr(start, pos_ - start));
   }
@@ -143,6 +149,7 @@ class Syntax {
       if (is_terminal_name(n)) fail(pos_, "a template must be a rule, not a terminal");
       list('}', [&] { params.push_back(name()); });
     }
+    if (cur() == '[') lexeme_options();
     if (cur() == '.') {  // a priority: it orders ambiguous parses, not the language
       ++pos_;
       if (cur() == '-') ++pos_;
@@ -227,6 +234,8 @@ class Syntax {
       definition(Mode::kExtend);
     } else if (what == "declare") {
       declare();
+    } else if (what == "llguidance") {
+      llguidance_options(start);
     } else {
       fail(start, "unknown directive %" + what);
     }
@@ -317,6 +326,12 @@ class Syntax {
           ++pos_;
           r.kids.push_back(std::move(item));
           item = std::move(r);
+        } else if (cur() == '{' && repetition_brace()) {
+          Expr r{Expr::Kind::kRepeat};
+          r.at = op;
+          brace_counts(r);
+          r.kids.push_back(std::move(item));
+          item = std::move(r);
         } else if (cur() == '~') {
           ++pos_;
           space(nested);
@@ -396,7 +411,7 @@ class Syntax {
       Expr n{Expr::Kind::kName};
       n.at = start;
       n.text = name();
-      if (cur() == '{') {  // a template's use: its arguments are names, strings, regexes, ranges
+      if (cur() == '{' && !repetition_brace()) {  // a template's use: its arguments are names, strings, regexes, ranges
         list('}', [&] {
           if (cur() == '(' || cur() == '[') fail(pos_, "a template argument is one item");
           n.kids.push_back(atom(true));
@@ -404,7 +419,132 @@ class Syntax {
       }
       return n;
     }
+    if (c == '%' && src_.substr(pos_, 5) == "%json" && !name_char(at(pos_ + 5))) {
+      pos_ += 5;
+      space(true);
+      Expr j{Expr::Kind::kJson};
+      j.at = start;
+      j.text = json_object(start, "%json");
+      return j;
+    }
+    if (c == '%' && src_.substr(pos_, 6) == "%regex" && !name_char(at(pos_ + 6))) {
+      fail(start, "%regex (llguidance's substring patterns) is not supported");
+    }
+    if (c == '<') {
+      fail(start,
+           "special tokens (<...>) are not supported: a grammar here constrains text, not token ids");
+    }
+    if (c == '@') fail(start, "references to other grammars (@name) are not supported");
     fail(start, std::string("unexpected '") + c + "'");
+  }
+
+  // llguidance's {M,N}, {M,}, {,N} and {N} after an item, told from a
+  // template's arguments by holding only digits, spaces and one comma.
+  bool repetition_brace() const {
+    size_t k = pos_ + 1, digits = 0, commas = 0;
+    for (; at(k) != '}'; ++k) {
+      const char c = at(k);
+      if (c >= '0' && c <= '9') {
+        ++digits;
+      } else if (c == ',') {
+        ++commas;
+      } else if (c != ' ') {
+        return false;
+      }
+    }
+    return digits > 0 && commas <= 1;
+  }
+  void brace_counts(Expr& r) {
+    const size_t start = pos_++;
+    space(false);
+    const bool has_min = cur() >= '0' && cur() <= '9';
+    r.min = has_min ? count() : 0;
+    space(false);
+    r.max = r.min;
+    if (cur() == ',') {
+      ++pos_;
+      space(false);
+      r.max = cur() >= '0' && cur() <= '9' ? count() : -1;
+      space(false);
+    }
+    if (cur() != '}') fail(pos_, "expecting '}'");
+    ++pos_;
+    if (r.max >= 0 && r.max < r.min) fail(start, "a repetition range out of order");
+  }
+
+  // A JSON object's text from the '{' at pos_ to its matching '}'.
+  std::string json_object(size_t start, const char* what) {
+    if (cur() != '{') fail(pos_, std::string("expecting a JSON object after ") + what);
+    const size_t from = pos_;
+    size_t depth = 0;
+    bool in_string = false;
+    for (; !eof(); ++pos_) {
+      const char c = cur();
+      if (in_string) {
+        if (c == '\\') {
+          ++pos_;
+        } else if (c == '"') {
+          in_string = false;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) {
+          ++pos_;
+          return std::string(src_.substr(from, pos_ - from));
+        }
+      }
+    }
+    fail(start, std::string("unterminated JSON object after ") + what);
+  }
+
+  // %llguidance {options}: llguidance's grammar options. The ones that keep
+  // the language are accepted; one that would change it is an error.
+  void llguidance_options(size_t start) {
+    const std::string text = json_object(start, "%llguidance");
+    nlohmann::json opts;
+    try {
+      opts = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+      fail(start, "%llguidance needs a JSON object of options");
+    }
+    for (const auto& [k, v] : opts.items()) {
+      const bool off = v.is_boolean() && !v.get<bool>();
+      if (k == "no_forcing" || (k == "allow_invalid_utf8" && off) ||
+          (k == "skip_repetition" && v == "repeat")) {
+        continue;  // no forced tokens here; UTF-8 is enforced; runs repeat
+      }
+      if (k == "allow_invalid_utf8" || k == "skip_repetition") {
+        fail(start, "the %llguidance option " + k + "=" + v.dump() + " is not supported");
+      }
+      // Unknown options are ignored, as llguidance ignores them.
+    }
+  }
+
+  // name[options]: llguidance's lexeme options. capture only names a part
+  // of the output; the others change the language or the sampling.
+  void lexeme_options() {
+    list(']', [&] {
+      const size_t at_opt = pos_;
+      const std::string key = name();
+      space(false);
+      if (cur() == '=') {
+        ++pos_;
+        space(false);
+        if (cur() == '"') {
+          literal();
+        } else if (cur() == '/') {
+          regex();
+        } else {
+          while (!eof() && cur() != ',' && cur() != ']' && cur() != '\n') ++pos_;
+        }
+      }
+      if (key != "capture") {
+        fail(at_opt, "the lexeme option '" + key + "' is not supported (only capture is)");
+      }
+    });
   }
 
   uint32_t single(const Expr& lit, size_t start) const {

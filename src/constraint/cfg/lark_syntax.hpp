@@ -13,12 +13,12 @@
 namespace nextok::constraint::cfg::lark {
 
 struct Expr {
-  enum class Kind { kAlt, kSeq, kLiteral, kRegex, kRange, kName, kRepeat };
+  enum class Kind { kAlt, kSeq, kLiteral, kRegex, kRange, kName, kRepeat, kJson };
   Expr() = default;
   explicit Expr(Kind k) : kind(k) {}
   Kind kind = Kind::kSeq;
   std::vector<Expr> kids;
-  std::string text;  // literal bytes, regex pattern, name
+  std::string text;  // literal bytes, regex pattern, name, %json schema
   bool icase = false, dotall = false;
   uint32_t lo = 0, hi = 0;  // kRange
   long min = 0, max = 0;    // kRepeat; max < 0 = unbounded
