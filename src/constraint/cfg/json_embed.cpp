@@ -112,9 +112,8 @@ class Embed {
     const auto key = std::tuple(n.dfa, n.counts_chars ? n.min_chars : 0u,
                                 n.counts_chars ? n.max_chars : kUnbounded);
     if (const auto it = leaves_.find(key); it != leaves_.end()) return it->second;
-    const std::optional<Symbol> s =
-        accepted(b_, n.counts_chars ? counted(d, n.min_chars, n.max_chars) : Automaton::of(d),
-                 at_, nullptr);
+    const std::optional<Symbol> s = accepted(
+        b_, n.counts_chars ? counted(d, n.min_chars, n.max_chars) : Automaton::of(d), at_, nullptr);
     leaves_.emplace(key, s);
     return s;
   }
@@ -221,8 +220,7 @@ class Embed {
     for (uint32_t r : n.required) required[r] = 1;
     const auto nreq = static_cast<uint32_t>(n.required.size());
     if (n.min_props > nreq) unsupported("minProperties above the required count");
-    if (n.max_props != kUnbounded &&
-        (n.additional != kNoNode || n.max_props < n.props.size()))
+    if (n.max_props != kUnbounded && (n.additional != kNoNode || n.max_props < n.props.size()))
       unsupported("maxProperties");
 
     const Symbol colon = lit(":"), comma = lit(","), ws = static_cast<Symbol>(ws_);

@@ -1,45 +1,12 @@
 #include "constraint/cfg/lark_syntax.hpp"
 
-#include <nlohmann/json.hpp>
-
+#include "constraint/cfg/lark_dialect.hpp"
 #include "constraint/cfg/lark_templates.hpp"
 #include "vocab/utf8.hpp"
 
 namespace nextok::constraint::cfg::lark {
 
 namespace {
-
-// The terminals of lark's `common` module that %import can name, spelled
-// here as the languages lark's lexer gives them (lazy patterns as the
-// shortest match they stop at).
-constexpr std::string_view kCommon = R"lark(
-DIGIT: /[0-9]/
-HEXDIGIT: /[0-9a-fA-F]/
-INT: /[0-9]+/
-SIGNED_INT: /[+-]?[0-9]+/
-DECIMAL: /[0-9]+\.[0-9]*|\.[0-9]+/
-_EXP: /[eE][+-]?[0-9]+/
-FLOAT: INT _EXP | DECIMAL _EXP?
-SIGNED_FLOAT: /[+-]?/ FLOAT
-NUMBER: FLOAT | INT
-SIGNED_NUMBER: /[+-]?/ NUMBER
-_STRING_INNER: /[^\n]*/
-ESCAPED_STRING: /"([^"\\\n]|\\[^\n])*"/
-LCASE_LETTER: /[a-z]/
-UCASE_LETTER: /[A-Z]/
-LETTER: /[a-zA-Z]/
-WORD: /[a-zA-Z]+/
-CNAME: /[a-zA-Z_][a-zA-Z0-9_]*/
-WS_INLINE: /[ \t]+/
-WS: /[ \t\f\r\n]+/
-CR: /\r/
-LF: /\n/
-NEWLINE: /(\r?\n)+/
-SH_COMMENT: /#[^\n]*/
-CPP_COMMENT: /\/\/[^\n]*/
-C_COMMENT: /\/\*([^*]|\*+[^*\/])*\*+\//
-SQL_COMMENT: /--[^\n]*/
-)lark";
 
 bool name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -411,7 +378,8 @@ class Syntax {
       Expr n{Expr::Kind::kName};
       n.at = start;
       n.text = name();
-      if (cur() == '{' && !repetition_brace()) {  // a template's use: its arguments are names, strings, regexes, ranges
+      if (cur() == '{' && !repetition_brace()) {  // a template's use: its arguments are names,
+                                                  // strings, regexes, ranges
         list('}', [&] {
           if (cur() == '(' || cur() == '[') fail(pos_, "a template argument is one item");
           n.kids.push_back(atom(true));
@@ -432,28 +400,14 @@ class Syntax {
     }
     if (c == '<') {
       fail(start,
-           "special tokens (<...>) are not supported: a grammar here constrains text, not token ids");
+           "special tokens (<...>) are not supported: a grammar here constrains text, not token "
+           "ids");
     }
     if (c == '@') fail(start, "references to other grammars (@name) are not supported");
     fail(start, std::string("unexpected '") + c + "'");
   }
 
-  // llguidance's {M,N}, {M,}, {,N} and {N} after an item, told from a
-  // template's arguments by holding only digits, spaces and one comma.
-  bool repetition_brace() const {
-    size_t k = pos_ + 1, digits = 0, commas = 0;
-    for (; at(k) != '}'; ++k) {
-      const char c = at(k);
-      if (c >= '0' && c <= '9') {
-        ++digits;
-      } else if (c == ',') {
-        ++commas;
-      } else if (c != ' ') {
-        return false;
-      }
-    }
-    return digits > 0 && commas <= 1;
-  }
+  bool repetition_brace() const { return is_count_brace(src_, pos_); }
   void brace_counts(Expr& r) {
     const size_t start = pos_++;
     space(false);
@@ -475,52 +429,18 @@ class Syntax {
   // A JSON object's text from the '{' at pos_ to its matching '}'.
   std::string json_object(size_t start, const char* what) {
     if (cur() != '{') fail(pos_, std::string("expecting a JSON object after ") + what);
-    const size_t from = pos_;
-    size_t depth = 0;
-    bool in_string = false;
-    for (; !eof(); ++pos_) {
-      const char c = cur();
-      if (in_string) {
-        if (c == '\\') {
-          ++pos_;
-        } else if (c == '"') {
-          in_string = false;
-        }
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '{' || c == '[') {
-        ++depth;
-      } else if (c == '}' || c == ']') {
-        if (--depth == 0) {
-          ++pos_;
-          return std::string(src_.substr(from, pos_ - from));
-        }
-      }
+    const size_t end = json_object_end(src_, pos_);
+    if (end == std::string_view::npos) {
+      fail(start, std::string("unterminated JSON object after ") + what);
     }
-    fail(start, std::string("unterminated JSON object after ") + what);
+    std::string text(src_.substr(pos_, end - pos_));
+    pos_ = end;
+    return text;
   }
 
-  // %llguidance {options}: llguidance's grammar options. The ones that keep
-  // the language are accepted; one that would change it is an error.
   void llguidance_options(size_t start) {
-    const std::string text = json_object(start, "%llguidance");
-    nlohmann::json opts;
-    try {
-      opts = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception&) {
-      fail(start, "%llguidance needs a JSON object of options");
-    }
-    for (const auto& [k, v] : opts.items()) {
-      const bool off = v.is_boolean() && !v.get<bool>();
-      if (k == "no_forcing" || (k == "allow_invalid_utf8" && off) ||
-          (k == "skip_repetition" && v == "repeat")) {
-        continue;  // no forced tokens here; UTF-8 is enforced; runs repeat
-      }
-      if (k == "allow_invalid_utf8" || k == "skip_repetition") {
-        fail(start, "the %llguidance option " + k + "=" + v.dump() + " is not supported");
-      }
-      // Unknown options are ignored, as llguidance ignores them.
-    }
+    const std::string why = llguidance_options_error(json_object(start, "%llguidance"));
+    if (!why.empty()) fail(start, why);
   }
 
   // name[options]: llguidance's lexeme options. capture only names a part
@@ -694,14 +614,6 @@ Definitions read(std::string_view text, const CfgBuilder& b) {
   Syntax s(text, b);
   s.run();
   return std::move(s.out);
-}
-
-const Definitions& common() {
-  // Read once; its builder only reports syntax errors, which it has none of.
-  static const ConstraintLimits none;
-  static const CfgBuilder errors(kCommon, none);
-  static const Definitions defs = read(kCommon, errors);
-  return defs;
 }
 
 }  // namespace nextok::constraint::cfg::lark
