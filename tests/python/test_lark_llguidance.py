@@ -320,3 +320,61 @@ def test_json_rule_probes_match_llguidance(cli: str, tmp_path: pathlib.Path, cas
     got = {walks[x["i"]]: x["accepted"] for x in lines}
     want = {w: oracle.accepts(matcher, w) for w in walks}
     assert got == want, {w: (got[w], want[w]) for w in walks if got[w] != want[w]}
+
+
+DIALECT = [
+    # llguidance's lazy lexemes, suffix, & and ~ (verdicts from llguidance).
+    (
+        (
+            'start: head "=foo>" %json {"type":"object"} "</function>"\n'
+            'head[lazy]: TEXT "<function"\nTEXT: /(.|\\n)*/\n'
+        ),
+        [
+            "hi<function=foo>{}</function>",
+            "hi<function<function=foo>{}</function>",
+            "a<functio=foo>{}</function>",
+            '<function=foo>{"a":1}</function>',
+            "x<function=foo>{",
+        ],
+    ),
+    (
+        "start: ASCII_LINES\nASCII_LINES: /[a-zA-Z \\n]*/ & ~/(?s:.*)\\n\\n(?s:.*)/\n",
+        ["ab c", "ab\n\nc", "a\nb", "", "a\n\n", "\n"],
+    ),
+    (
+        'start: body "!"\nbody[suffix="<end>"]: /.*/\n',
+        ["foo<end>!", "foo<end>bar<end>!", "<end>!", "foo!", "<en<end>!"],
+    ),
+    ("start: n n\nn[lazy]: /[0-9]+/\n", ["12", "1", "123", "1a"]),
+    (
+        'start: WORD (" " WORD)*\nWORD: /[a-z]+/ & ~("if" | "else")\n',
+        ["a b", "if", "iff else", "ifx elsex", "x if"],
+    ),
+    (
+        (
+            'start: "<" WORD ">" tail\nWORD: /[a-z]+/ & ~("if" | "else")\ntail[lazy]: /[a-z ]*;/\n'
+            '%ignore " "\n'
+        ),
+        ["< ab >x;", "<if>;", "< else >;", "<ab> xy ;", "<ab>a;b;", "<ab>;;"],
+    ),
+    (
+        'start: item{2,3} end-tag\nitem: "a" | "b"\nend-tag: "c"{,2} "d"{1}\n',
+        ["abd", "abccd", "abcccd", "ad", "abbbd", "abbd", "abd d"],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(DIALECT)))
+def test_dialect_probes_match_llguidance(cli: str, tmp_path: pathlib.Path, case: int) -> None:
+    text, walks = DIALECT[case]
+    path = tmp_path / "dialect.lark"
+    path.write_text(text, encoding="utf-8")
+    oracle = Oracle()
+    matcher = oracle.matcher(text)
+    lines = [x for x in run(cli, str(path), walks, 4, 1) if "accepted" in x or "complete" in x]
+    got = {walks[x["i"]]: x["accepted"] for x in lines if "accepted" in x}
+    want = {w: oracle.accepts(matcher, w) for w in walks}
+    assert got == want, {w: (got[w], want[w]) for w in walks if got[w] != want[w]}
+    for g in lines:
+        if g.get("complete"):
+            assert oracle.accepts(matcher, g["text"]), g

@@ -134,12 +134,13 @@ class Compiler {
   // the terminal starting with a byte g allows".
   void lexeme(std::vector<Symbol>& seq, size_t from, const Expr& e, Scope scope) {
     if (!run_ || scope.terminal) return;
-    const std::string re = regex_of(e, scope, 0);
-    const auto done = lexemes_.find(re);
+    const Def* whole = e.kind == Expr::Kind::kName ? built(e.text, scope) : nullptr;
+    const std::string key = whole ? "\x01" + e.text : regex_of(e, scope, 0);
+    const auto done = lexemes_.find(key);
     if (done == lexemes_.end()) {
       std::vector<std::vector<Symbol>> alts{
           {seq.begin() + static_cast<ptrdiff_t>(from), seq.end()}};
-      const Automaton t = python_dfa(re, e.at);
+      const Automaton t = whole ? built_automaton(*whole, scope) : python_dfa(key, e.at);
       for (size_t g = 0; g < run_->ends.size(); ++g) {
         if (auto f = accepted(b_, t, e.at, &run_->follow[g])) {
           alts.push_back({static_cast<Symbol>(run_->ends[g]), *f});
@@ -147,10 +148,83 @@ class Compiler {
       }
       const uint32_t w = b_.fresh("lexeme", e.at);
       b_.define(w, std::move(alts));
-      lexemes_.emplace(re, w);
+      lexemes_.emplace(key, w);
     }
     seq.resize(from);
-    seq.push_back(static_cast<Symbol>(lexemes_.at(re)));
+    seq.push_back(static_cast<Symbol>(lexemes_.at(key)));
+  }
+
+  // llguidance's lexemes built as automata: a terminal using & or ~, a rule
+  // with [lazy] or [suffix=X]. The definition, or null for any other name.
+  const Def* built(const std::string& name, Scope scope) {
+    const Definitions& in = scope.common ? common_ : user_;
+    const auto d = in.defs.find(name);
+    if (d == in.defs.end()) return nullptr;
+    const Def& def = d->second;
+    return def.lazy || !def.suffix.empty() || (def.terminal && uses_and_not(def.body)) ? &def
+                                                                                       : nullptr;
+  }
+  static bool uses_and_not(const Expr& e) {
+    if (e.kind == Expr::Kind::kAnd || e.kind == Expr::Kind::kNot) return true;
+    return std::any_of(e.kids.begin(), e.kids.end(), uses_and_not);
+  }
+  Automaton built_automaton(const Def& d, Scope scope) {
+    const Scope t{scope.common, true};
+    if (!d.lazy && d.suffix.empty()) return Automaton::of(and_not_dfa(d.body, t));
+    // [lazy] / [suffix=X]: the body (then X) ending at its first possible
+    // end, so no accepting state reads on.
+    std::string re = regex_of(d.body, t, 0);
+    if (!d.suffix.empty()) re = "(?:" + re + ")(?:" + regex_of(d.suffix[0], t, 0) + ")";
+    Automaton a = python_dfa(re, d.at);
+    for (size_t q = 0; q < a.states; ++q) {
+      if (a.accepting[q]) std::fill_n(a.next.begin() + static_cast<ptrdiff_t>(q * 256), 256, -1);
+    }
+    return a;
+  }
+  // & and ~ over alternatives of conjunctions of (negated) items.
+  Dfa and_not_dfa(const Expr& e, Scope scope) {
+    const size_t cap = b_.limits().max_dfa_states;
+    switch (e.kind) {
+      case Expr::Kind::kAlt:
+      case Expr::Kind::kSeq: {
+        if (e.kids.size() == 1) return and_not_dfa(e.kids[0], scope);
+        if (e.kind == Expr::Kind::kSeq && uses_and_not(e)) {
+          b_.fail(e.at, "& and ~ are supported at the top of a terminal, not inside a sequence");
+        }
+        if (e.kind == Expr::Kind::kSeq) break;
+        std::vector<Dfa> parts;
+        for (const Expr& k : e.kids) parts.push_back(and_not_dfa(k, scope));
+        std::vector<const Dfa*> ptrs;
+        for (const Dfa& d : parts) ptrs.push_back(&d);
+        return Dfa::unite(ptrs, cap);
+      }
+      case Expr::Kind::kAnd: {
+        Dfa out = and_not_dfa(e.kids[0], scope);
+        for (size_t k = 1; k < e.kids.size(); ++k)
+          out = Dfa::intersect(out, and_not_dfa(e.kids[k], scope), cap);
+        return out;
+      }
+      case Expr::Kind::kNot: {
+        // Any bytes at all, as llguidance's ~ (intersect with a pattern to
+        // keep the text UTF-8).
+        std::vector<int32_t> loop(256, 0);
+        const Dfa any = Dfa::from_table(std::move(loop), {1});
+        return Dfa::subtract(any, and_not_dfa(e.kids[0], scope), cap);
+      }
+      case Expr::Kind::kRepeat:
+        if (uses_and_not(e)) b_.fail(e.at, "& and ~ are supported at the top of a terminal");
+        break;
+      default:
+        break;
+    }
+    RegexOptions o;
+    o.python = true;
+    o.max_states = cap;
+    try {
+      return Dfa::compile(regex_of(e, scope, 0), o);
+    } catch (const Error& err) {
+      throw Error(err.code(), "pattern", b_.where(e.at) + ": " + err.what());
+    }
   }
 
   // A terminal expression as a Python-syntax regex of the same language.
@@ -204,6 +278,9 @@ class Compiler {
       }
       case Expr::Kind::kJson:
         b_.fail(e.at, "%json is a rule: a terminal (or %ignore) cannot use it");
+      case Expr::Kind::kAnd:
+      case Expr::Kind::kNot:
+        b_.fail(e.at, "a terminal built with & or ~ cannot be part of another terminal or %ignore");
     }
     return {};
   }
@@ -257,7 +334,9 @@ class Compiler {
     open_.insert(full);
     std::vector<std::vector<Symbol>> alts;
     const Scope inner{common, d.terminal};
-    if (d.body.kind == Expr::Kind::kAlt) {
+    if (built(name, Scope{common, false}) == &d) {
+      if (auto s = accepted(b_, built_automaton(d, inner), d.at, nullptr)) alts.push_back({*s});
+    } else if (d.body.kind == Expr::Kind::kAlt) {
       for (const Expr& k : d.body.kids) {
         alts.emplace_back();
         compile(k, alts.back(), inner);
@@ -303,7 +382,8 @@ class Compiler {
         const size_t from = seq.size();
         seq.push_back(reference(e.text, e.at, scope));
         // A declared terminal is a rule with no alternatives: nothing to lex.
-        if (terminal && !(d != in.defs.end() && d->second.declared)) lexeme(seq, from, e, scope);
+        const bool lexed = terminal || built(e.text, scope) != nullptr;
+        if (lexed && !(d != in.defs.end() && d->second.declared)) lexeme(seq, from, e, scope);
         return;
       }
       case Expr::Kind::kLiteral: {
@@ -337,6 +417,12 @@ class Compiler {
         pattern(*root, seq, e.at);
         return lexeme(seq, from, e, scope);
       }
+      case Expr::Kind::kAnd:
+      case Expr::Kind::kNot:
+        b_.fail(e.at,
+                scope.terminal
+                    ? "& and ~ are supported at the top of a terminal's definition"
+                    : "& and ~ build terminals: use them in an uppercase terminal's definition");
       case Expr::Kind::kJson: {
         if (scope.terminal) b_.fail(e.at, "%json is a rule: a terminal cannot use it");
         auto done = schemas_.find(e.text);

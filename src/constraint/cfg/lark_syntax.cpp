@@ -1,18 +1,13 @@
 #include "constraint/cfg/lark_syntax.hpp"
 
+#include <algorithm>
+#include <optional>
+
 #include "constraint/cfg/lark_dialect.hpp"
+#include "constraint/cfg/lark_reader.hpp"
 #include "constraint/cfg/lark_templates.hpp"
-#include "vocab/utf8.hpp"
 
 namespace nextok::constraint::cfg::lark {
-
-namespace {
-
-bool name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-}  // namespace
 
 bool is_terminal_name(std::string_view n) {
   for (char c : n) {
@@ -24,9 +19,9 @@ bool is_terminal_name(std::string_view n) {
 namespace {
 
 // Lark's grammar syntax into definitions and directives.
-class Syntax {
+class Syntax : Reader {
  public:
-  Syntax(std::string_view src, const CfgBuilder& b) : src_(src), b_(b) {}
+  Syntax(std::string_view src, const CfgBuilder& b) : Reader(src, b) {}
 
   Definitions out;
   std::map<std::string, Def, std::less<>>& defs = out.defs;
@@ -48,61 +43,6 @@ class Syntax {
   }
 
  private:
-  [[noreturn]] void fail(size_t at, const std::string& what) const { b_.fail(at, what); }
-  bool eof() const { return pos_ >= src_.size(); }
-  char at(size_t k) const { return k < src_.size() ? src_[k] : '\0'; }
-  char cur() const { return at(pos_); }
-
-  // Spaces, tabs, comments and backslash-newlines; newlines too if `lines`.
-  void space(bool lines) {
-    while (!eof()) {
-      const char c = cur();
-      if (c == '/' && at(pos_ + 1) == '/') {
-        while (!eof() && cur() != '\n') ++pos_;
-      } else if (c == ' ' || c == '\t' || c == '\f' || (c == '\r' && at(pos_ + 1) == '\n') ||
-                 (lines && (c == '\n' || c == '\r'))) {
-        ++pos_;
-      } else if (c == '\\' && (at(pos_ + 1) == '\n' || at(pos_ + 1) == '\r')) {
-        pos_ += 2;
-      } else {
-        break;
-      }
-    }
-  }
-  void blank() { space(true); }
-  void end_of_line() {
-    space(false);
-    if (!eof() && cur() != '\n') fail(pos_, std::string("unexpected '") + cur() + "'");
-  }
-
-  // A comma-separated list from the opening bracket at pos_ to `close`
-  // (newlines allowed), item() reading each entry.
-  template <typename Item>
-  void list(char close, Item item) {
-    ++pos_;
-    space(true);
-    for (;;) {
-      item();
-      space(true);
-      if (cur() == close) break;
-      if (cur() != ',') fail(pos_, std::string("expecting ',' or '") + close + "'");
-      ++pos_;
-      space(true);
-    }
-    ++pos_;
-  }
-
-  // llguidance's dialect also allows '-' inside a name ("end-rule"), never
-  // as the start of '->'.
-  std::string name() {
-    const size_t start = pos_;
-    while (name_char(cur()) ||
-           (cur() == '-' && pos_ > start && at(pos_ + 1) != '>' && name_char(at(pos_ + 1))))
-      ++pos_;
-    if (pos_ == start) fail(start, "expecting a name");
-    return std::string(src_.substr(start, pos_ - start));
-  }
-
   // A definition; after %override it replaces one made before, after
   // %extend it adds alternatives to one (lark: both need it defined above).
   enum class Mode { kDefine, kOverride, kExtend };
@@ -116,7 +56,11 @@ class Syntax {
       if (is_terminal_name(n)) fail(pos_, "a template must be a rule, not a terminal");
       list('}', [&] { params.push_back(name()); });
     }
-    if (cur() == '[') lexeme_options();
+    Options opts;
+    if (cur() == '[') {
+      if (is_terminal_name(n)) fail(pos_, "lexeme options go on rules, not on terminals");
+      opts = lexeme_options();
+    }
     if (cur() == '.') {  // a priority: it orders ambiguous parses, not the language
       ++pos_;
       if (cur() == '-') ++pos_;
@@ -133,7 +77,13 @@ class Syntax {
     if (!params.empty()) {
       templates_.emplace(n, Template{std::move(params), std::move(body), start});
     } else {
-      defs.emplace(n, Def{is_terminal_name(n), std::move(body), start});
+      Def d;
+      d.terminal = is_terminal_name(n);
+      d.body = std::move(body);
+      d.at = start;
+      d.lazy = opts.lazy;
+      d.suffix = std::move(opts.suffix);
+      defs.emplace(n, std::move(d));
     }
   }
 
@@ -179,8 +129,10 @@ class Syntax {
       const std::string n = name();
       if (!is_terminal_name(n)) fail(at, "%declare names terminals, not the rule '" + n + "'");
       if (defs.count(n) != 0) fail(at, "'" + n + "' is defined twice");
-      Def d{true, Expr{Expr::Kind::kAlt}, at, true};
-      d.body.at = at;
+      Def d;
+      d.terminal = d.declared = true;
+      d.body = Expr{Expr::Kind::kAlt};
+      d.at = d.body.at = at;
       defs.emplace(n, std::move(d));
       space(false);
     } while (name_char(cur()));
@@ -262,6 +214,16 @@ class Syntax {
 
   Expr alias(bool nested) {
     Expr seq = sequence(nested);
+    if (cur() == '&') {  // llguidance: strings both sides match (terminals only)
+      Expr both{Expr::Kind::kAnd};
+      both.at = seq.at;
+      both.kids.push_back(std::move(seq));
+      while (cur() == '&') {
+        ++pos_;
+        both.kids.push_back(sequence(nested));
+      }
+      seq = std::move(both);
+    }
     if (cur() == '-' && at(pos_ + 1) == '>') {  // a tree alias: the language is the same
       pos_ += 2;
       space(false);
@@ -277,11 +239,19 @@ class Syntax {
     for (;;) {
       space(nested);
       const char c = cur();
-      if (eof() || c == '|' || c == ')' || c == ']' || c == '\n' || c == '\r' ||
+      if (eof() || c == '|' || c == ')' || c == ']' || c == '\n' || c == '\r' || c == '&' ||
           (c == '-' && at(pos_ + 1) == '>')) {
         return seq;
       }
-      Expr item = atom(nested);
+      Expr item;
+      if (c == '~') {  // llguidance: the strings the item does not match (terminals only)
+        item = Expr{Expr::Kind::kNot};
+        item.at = pos_++;
+        space(nested);
+        item.kids.push_back(atom(nested));
+      } else {
+        item = atom(nested);
+      }
       for (;;) {
         space(nested);
         const size_t op = pos_;
@@ -299,7 +269,7 @@ class Syntax {
           brace_counts(r);
           r.kids.push_back(std::move(item));
           item = std::move(r);
-        } else if (cur() == '~') {
+        } else if (cur() == '~' && count_follows()) {
           ++pos_;
           space(nested);
           Expr r{Expr::Kind::kRepeat};
@@ -318,6 +288,14 @@ class Syntax {
       }
       seq.kids.push_back(std::move(item));
     }
+  }
+
+  // After an item, '~' followed by a number is lark's count; otherwise it
+  // negates the next item (llguidance).
+  bool count_follows() const {
+    size_t k = pos_ + 1;
+    while (at(k) == ' ' || at(k) == '\t') ++k;
+    return at(k) >= '0' && at(k) <= '9';
   }
 
   long count() {
@@ -444,166 +422,50 @@ class Syntax {
   }
 
   // name[options]: llguidance's lexeme options. capture only names a part
-  // of the output; the others change the language or the sampling.
-  void lexeme_options() {
+  // of the output; lazy and suffix make the body one lexeme that ends at
+  // its first possible end; the others (stop, max_tokens, temperature)
+  // hide output, count tokens or change the sampling, and are errors.
+  struct Options {
+    bool lazy = false;
+    std::vector<Expr> suffix;  // empty or one
+  };
+  Options lexeme_options() {
+    Options o;
     list(']', [&] {
       const size_t at_opt = pos_;
       const std::string key = name();
       space(false);
+      std::optional<Expr> value;
       if (cur() == '=') {
         ++pos_;
         space(false);
         if (cur() == '"') {
-          literal();
+          value = literal();
         } else if (cur() == '/') {
-          regex();
+          value = regex();
         } else {
+          const size_t v = pos_;
           while (!eof() && cur() != ',' && cur() != ']' && cur() != '\n') ++pos_;
+          Expr n{Expr::Kind::kName};
+          n.at = v;
+          n.text = std::string(src_.substr(v, pos_ - v));
+          while (!n.text.empty() && n.text.back() == ' ') n.text.pop_back();
+          value = std::move(n);
         }
       }
-      if (key != "capture") {
-        fail(at_opt, "the lexeme option '" + key + "' is not supported (only capture is)");
+      if (key == "capture" || key == "stop_capture") return;
+      if (key == "lazy" && !value) {
+        o.lazy = true;
+      } else if (key == "suffix" && value) {
+        o.suffix.push_back(std::move(*value));
+      } else {
+        fail(at_opt,
+             "the lexeme option '" + key + "' is not supported (capture, lazy and suffix are)");
       }
     });
+    return o;
   }
 
-  uint32_t single(const Expr& lit, size_t start) const {
-    size_t k = 0;
-    const uint32_t v = lit.text.empty() ? 0 : vocab::utf8_next(lit.text, k);
-    if (lit.text.empty() || k != lit.text.size()) {
-      fail(start, "a range needs one-character strings");
-    }
-    return v;
-  }
-
-  uint32_t hex(size_t digits, size_t start) {
-    uint32_t v = 0;
-    for (size_t k = 0; k < digits; ++k, ++pos_) {
-      const char c = cur();
-      const int d = c >= '0' && c <= '9'   ? c - '0'
-                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                           : -1;
-      if (d < 0) fail(start, "expecting " + std::to_string(digits) + " hex digits");
-      v = v * 16 + static_cast<uint32_t>(d);
-    }
-    return v;
-  }
-
-  // "..." with Python's escapes (an unknown one stays as written), then
-  // the i flag.
-  Expr literal() {
-    const size_t start = pos_++;
-    Expr lit{Expr::Kind::kLiteral};
-    lit.at = start;
-    while (cur() != '"') {
-      if (eof() || cur() == '\n') fail(start, "unterminated string");
-      if (cur() != '\\') {
-        lit.text.push_back(cur());
-        ++pos_;
-        continue;
-      }
-      const char e = at(pos_ + 1);
-      pos_ += 2;
-      switch (e) {
-        case 'n':
-          lit.text.push_back('\n');
-          break;
-        case 't':
-          lit.text.push_back('\t');
-          break;
-        case 'r':
-          lit.text.push_back('\r');
-          break;
-        case 'f':
-          lit.text.push_back('\f');
-          break;
-        case 'v':
-          lit.text.push_back('\v');
-          break;
-        case 'a':
-          lit.text.push_back('\a');
-          break;
-        case 'b':
-          lit.text.push_back('\b');
-          break;
-        case '0':
-          lit.text.push_back('\0');
-          break;
-        case '\\':
-          lit.text.push_back('\\');
-          break;
-        case '"':
-          lit.text.push_back('"');
-          break;
-        case '\'':
-          lit.text.push_back('\'');
-          break;
-        case 'x':
-          append_utf8(hex(2, pos_ - 2), lit.text);
-          break;
-        case 'u':
-          append_utf8(hex(4, pos_ - 2), lit.text);
-          break;
-        case 'U': {
-          const uint32_t cp = hex(8, pos_ - 2);
-          if (cp > 0x10FFFF) fail(pos_ - 10, "a code point out of range");
-          append_utf8(cp, lit.text);
-          break;
-        }
-        default:
-          if (e == '\0') fail(start, "unterminated string");
-          lit.text.push_back('\\');
-          pos_ -= 1;  // the character itself is read as text
-      }
-    }
-    ++pos_;
-    if (cur() == 'i' && !name_char(at(pos_ + 1))) {
-      lit.icase = true;
-      ++pos_;
-    }
-    return lit;
-  }
-
-  // /.../flags: the pattern as written, \/ read as /.
-  Expr regex() {
-    const size_t start = pos_++;
-    Expr rx{Expr::Kind::kRegex};
-    rx.at = start;
-    // Lark ends a regex at the first unescaped '/', inside a class too.
-    while (cur() != '/') {
-      if (eof() || cur() == '\n') fail(start, "unterminated regex");
-      if (cur() == '\\' && at(pos_ + 1) == '/') {
-        rx.text.push_back('/');
-        pos_ += 2;
-        continue;
-      }
-      if (cur() == '\\') {
-        rx.text.push_back(cur());
-        ++pos_;
-      }
-      if (eof()) fail(start, "unterminated regex");
-      rx.text.push_back(cur());
-      ++pos_;
-    }
-    ++pos_;
-    while (name_char(cur())) {
-      const char f = cur();
-      if (f == 'i') {
-        rx.icase = true;
-      } else if (f == 's') {
-        rx.dotall = true;
-      } else if (f != 'u') {
-        fail(pos_, std::string("the regex flag '") + f + "' is not supported");
-      }
-      ++pos_;
-    }
-    return rx;
-  }
-
-  std::string_view src_;
-  const CfgBuilder& b_;
-  size_t pos_ = 0;
   size_t depth_ = 0;
   Templates templates_;
 };

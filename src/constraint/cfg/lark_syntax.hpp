@@ -13,7 +13,8 @@
 namespace nextok::constraint::cfg::lark {
 
 struct Expr {
-  enum class Kind { kAlt, kSeq, kLiteral, kRegex, kRange, kName, kRepeat, kJson };
+  // kAnd, kNot: llguidance's & and ~ (terminals only).
+  enum class Kind { kAlt, kSeq, kLiteral, kRegex, kRange, kName, kRepeat, kJson, kAnd, kNot };
   Expr() = default;
   explicit Expr(Kind k) : kind(k) {}
   Kind kind = Kind::kSeq;
@@ -26,10 +27,17 @@ struct Expr {
 };
 
 struct Def {
+  Def() = default;
+  Def(bool is_terminal, Expr def_body, size_t pos)
+      : terminal(is_terminal), body(std::move(def_body)), at(pos) {}
   bool terminal = false;
   Expr body;
   size_t at = 0;
   bool declared = false;  // %declare: a terminal with no pattern, so it matches nothing
+  // llguidance's [lazy] and [suffix=X]: the body (then X) is one lexeme that
+  // ends at its first possible end.
+  bool lazy = false;
+  std::vector<Expr> suffix;  // empty or one
 };
 
 // A grammar text's definitions and directives.
