@@ -149,13 +149,14 @@ TEST(LarkGrammar, ErrorsNameLineAndColumn) {
       // llguidance's dialect.
       {"start: \"a\"{3,2}", "1:11: a repetition range out of order"},
       {"start: \"a\"{2 x}", "1:11: unexpected '{'"},
-      {"start: <|eot_id|>", "1:8: special tokens (<...>) are not supported"},
+      {"start: <|eot_id|>", "1:8: the vocabulary has no token <|eot_id|>"},
       {"start: @sub", "1:8: references to other grammars (@name) are not supported"},
       {"foo[stop=\"x\"]: /a/\nstart: foo", "1:5: the lexeme option 'stop' is not supported"},
       {"FOO[lazy]: /a/\nstart: FOO", "1:4: lexeme options go on rules, not on terminals"},
       {"start: a & b\na: \"x\"\nb: \"x\"", "1:8: & and ~ build terminals"},
       {"start: T\nT: \"x\" (/a/ & /b/)", "2:4: & and ~ are supported at the top of a terminal"},
-      {"start: T\nT: \"x\" ~/a/", "2:4: & and ~ are supported at the top of a terminal, not inside"},
+      {"start: T\nT: \"x\" ~/a/",
+       "2:4: & and ~ are supported at the top of a terminal, not inside"},
       {"start: U\nU: T \"x\"\nT: /[ab]/ & /b/\n%ignore \" \"",
        "3:4: a terminal built with & or ~ cannot be part of"},
       {"start: v\nv: %regex {\"substring_words\": \"a b\"}", "2:4: %regex"},
@@ -199,3 +200,54 @@ TEST(LarkGrammar, HostileGrammarsStayBounded) {
 }
 
 }  // namespace
+
+// llguidance's special tokens: <name> and <[ids]> read the token itself, never
+// its spelling as text, and the text tokens holding 0xFF (the bytes a special
+// token is read as) stay out of every mask.
+TEST(LarkGrammar, SpecialTokensAreReadAsTokens) {
+  const std::vector<std::string> toks = {"<eos>", "<|call|>", "<|end|>", "a",    "b",  "\xFF",
+                                         "a\xFF", "<",        "|",       "call", "|>", "<think>"};
+  const uint32_t eos[] = {0}, specials[] = {0, 1, 2};
+  const auto index =
+      nextok::TokenIndex::build(nextok::Vocabulary::from_token_bytes(toks, eos, specials));
+  const auto g = Grammar::lark(index, "start: \"a\" <|call|> \"b\"* <[2]> <think>");
+  std::vector<uint32_t> m(nextok::bitmask_words(toks.size()));
+  const auto allowed = [&](GrammarConstraint& c) {
+    c.step_mask(m);
+    std::vector<uint32_t> out;
+    for (uint32_t id = 0; id < toks.size(); ++id)
+      if (bit(m, id)) out.push_back(id);
+    return out;
+  };
+  GrammarConstraint c(g);
+  EXPECT_EQ(allowed(c), (std::vector<uint32_t>{3}));  // "a", not "a\xFF"
+  c.advance(3);
+  EXPECT_EQ(allowed(c), (std::vector<uint32_t>{1}));  // <|call|>, not "<" nor "\xFF"
+  EXPECT_THROW(c.advance(7), Error);                  // its text is no token
+  c.advance(1);
+  EXPECT_EQ(allowed(c), (std::vector<uint32_t>{2, 4}));
+  c.advance(4);
+  c.advance(2);
+  // <think> is an added token with text here: read as its text.
+  EXPECT_EQ(allowed(c), (std::vector<uint32_t>{7, 11}));
+  c.advance(11);
+  EXPECT_EQ(allowed(c), (std::vector<uint32_t>{0}));  // complete: EOS only
+  c.rollback(2);
+  EXPECT_EQ(allowed(c), (std::vector<uint32_t>{2, 4}));
+
+  const std::pair<const char*, const char*> errors[] = {
+      {"start: <|nope|>", "1:8: the vocabulary has no token <|nope|>"},
+      {"start: <[3]>", "1:8: token 3 is no special token of this vocabulary"},
+      {"start: <[^1]>", "1:8: token ranges with ^ or * would take text tokens"},
+      {"start: <[2-1]>", "1:8: a token range out of order"},
+      {"start: T\nT: \"a\" <|call|>", "2:8: a token (<...>) cannot be part of a terminal"},
+  };
+  for (auto [text, want] : errors) {
+    try {
+      Grammar::lark(index, text);
+      ADD_FAILURE() << "compiled: " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << text << ": " << e.what();
+    }
+  }
+}

@@ -37,6 +37,7 @@ struct Args {
   std::string close_bytes;
   float close_p = 0.0f;
   bool timing = false;
+  bool parse_special = false;
 };
 
 double us_since(Clock::time_point t) {
@@ -115,7 +116,7 @@ int run(const Args& a) {
   if (!a.walk.empty()) {
     std::istringstream lines(read_file(a.walk));
     EncodeOptions eo;
-    eo.parse_special = false;
+    eo.parse_special = a.parse_special;
     size_t k = 0;
     for (std::string l; std::getline(lines, l); ++k) {
       if (l.empty()) continue;
@@ -166,6 +167,8 @@ std::function<int()> add_grammar_generate(CLI::App& app) {
   cmd->add_option("--close-p", a->close_p, "Chance of picking among tokens with --close-bytes");
   cmd->add_option("--walk", a->walk, "Texts to walk token by token (one JSON string a line)");
   cmd->add_flag("--timing", a->timing, "Report every mask's time (microseconds)");
+  cmd->add_flag("--parse-special", a->parse_special,
+                "Walked texts may spell special tokens (<|eot_id|>), read as those tokens");
   return [=]() { return cmd->parsed() ? run(*a) : -1; };
 }
 

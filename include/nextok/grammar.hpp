@@ -97,6 +97,10 @@ class GrammarConstraint final : public ConstraintEngine {
   size_t steps() const noexcept;
 
  private:
+  // Special tokens (a Lark grammar's <|...|>): set where readable now, and
+  // the text tokens holding 0xFF cleared; whether `token` is one read now.
+  void allow_specials(std::span<uint32_t> mask) const;
+  bool reads_special(uint32_t token) const;
   struct State;
   std::shared_ptr<const Grammar> grammar_;
   std::unique_ptr<State> state_;

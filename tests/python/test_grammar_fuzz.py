@@ -156,7 +156,9 @@ def verdict(lark: object, text: str) -> bool | None:
         return None
 
 
-def run(cli: str, path: str, walks: list[str], count: int, seed: int) -> list[dict]:
+def run(
+    cli: str, path: str, walks: list[str], count: int, seed: int, extra: tuple[str, ...] = ()
+) -> list[dict]:
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as f:
         for t in walks:
             f.write(json.dumps(t) + "\n")
@@ -177,6 +179,7 @@ def run(cli: str, path: str, walks: list[str], count: int, seed: int) -> list[di
             str(seed),
             "--max-tokens",
             "40",
+            *extra,
         ]
         r = subprocess.run(
             args,
@@ -191,9 +194,17 @@ def run(cli: str, path: str, walks: list[str], count: int, seed: int) -> list[di
         pathlib.Path(walk_path).unlink()
 
 
-def compare(cli: str, path: pathlib.Path, text: str, valid: list[str],
-            judge: Callable[[str], bool | None], rng: random.Random, seed: int,
-            totals: dict[str, int], bad: list[dict]) -> None:
+def compare(
+    cli: str,
+    path: pathlib.Path,
+    text: str,
+    valid: list[str],
+    judge: Callable[[str], bool | None],
+    rng: random.Random,
+    seed: int,
+    totals: dict[str, int],
+    bad: list[dict],
+) -> None:
     """One grammar against the oracle `judge` (True, False, or None for no
     verdict): its sampled sentences (kept where judge accepts them) and their
     edits walked token by token, and random generations; totals counted and

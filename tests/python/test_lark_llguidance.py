@@ -378,3 +378,66 @@ def test_dialect_probes_match_llguidance(cli: str, tmp_path: pathlib.Path, case:
     for g in lines:
         if g.get("complete"):
             assert oracle.accepts(matcher, g["text"]), g
+
+
+SPECIAL = [
+    # Special tokens by name and by id ranges, beside %json (the reserved
+    # tokens of the test vocabulary: none of them is an EOS).
+    (
+        (
+            "start: TEXT | fun_call\nTEXT: /[^{](.|\\n)*/\n"
+            "fun_call: <|reserved_special_token_5|> json_body <|reserved_special_token_6|>\n"
+            'json_body: %json {"type":"object","properties":{"name":{"const":"get_weather"},'
+            '"parameters":{"type":"object","properties":{"city":{"type":"string"}},'
+            '"required":["city"]}},"required":["name","parameters"]}\n'
+        ),
+        [
+            (
+                '<|reserved_special_token_5|>{"name":"get_weather","parameters":{"city":"P"}}'
+                "<|reserved_special_token_6|>"
+            ),
+            "hello",
+            "{no",
+            "<|reserved_special_token_5|>{}<|reserved_special_token_6|>",
+            '<|reserved_special_token_5|>{"name":"get_weather","parameters":{"city":"P"}}',
+            "x<|reserved_special_token_6|>",
+        ],
+    ),
+    (
+        'start: "a" <[128010-128011]> "b" <|reserved_special_token_7|> ("c" | <[128012,128014]>)*\n',
+        [
+            "a<|reserved_special_token_5|>b<|reserved_special_token_7|>",
+            "a<|reserved_special_token_6|>b<|reserved_special_token_7|>c",
+            "a<|reserved_special_token_8|>b<|reserved_special_token_7|>",
+            "a<|reserved_special_token_5|>b",
+            (
+                "a<|reserved_special_token_5|>b<|reserved_special_token_7|>"
+                "<|reserved_special_token_7|>c<|reserved_special_token_9|>"
+            ),
+            (
+                "a<|reserved_special_token_5|>b<|reserved_special_token_7|>"
+                "<|reserved_special_token_8|>"
+            ),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SPECIAL)))
+def test_special_tokens_match_llguidance(cli: str, tmp_path: pathlib.Path, case: int) -> None:
+    text, walks = SPECIAL[case]
+    path = tmp_path / "special.lark"
+    path.write_text(text, encoding="utf-8")
+    oracle = Oracle()
+    matcher = oracle.matcher(text)
+    lines = run(
+        cli, str(path), walks, 12, 3, ("--parse-special", "--close-p", "0.3", "--close-bytes", "<")
+    )
+    got = {walks[x["i"]]: x["accepted"] for x in lines if "accepted" in x}
+    want = {w: oracle.accepts(matcher, w) for w in walks}
+    assert got == want, {w: (got[w], want[w]) for w in walks if got[w] != want[w]}
+    gens = [g for g in lines if "complete" in g]
+    assert gens and not any(g.get("dead_end") for g in gens)
+    for g in gens:
+        if g["complete"]:
+            assert oracle.accepts(matcher, g["text"]), g

@@ -35,7 +35,22 @@ inline uint32_t terminal_id(Symbol s) {
   return static_cast<uint32_t>(~s);
 }
 
+// A special token (a control token with no text, such as <|eot_id|>) as a
+// grammar reads it: 0xFF, which no UTF-8 text holds, then its id in four
+// continuation bytes, six bits each. The matcher feeds these bytes when the
+// token is sampled and allows the token where they are readable.
+inline std::string special_token_bytes(uint32_t id) {
+  std::string out(1, '\xFF');
+  for (int shift = 18; shift >= 0; shift -= 6)
+    out.push_back(static_cast<char>(0x80 | ((id >> shift) & 63)));
+  return out;
+}
+inline constexpr uint32_t kMaxSpecialTokenId = (1u << 24) - 1;
+
 struct Cfg {
+  // Special tokens the grammar names (sorted, each once): read as
+  // special_token_bytes.
+  std::vector<uint32_t> special_tokens;
   std::vector<ByteSet> terminals;
   std::vector<std::string> names;                       // per nonterminal
   std::vector<std::vector<std::vector<Symbol>>> rules;  // per nonterminal: alternatives

@@ -39,6 +39,11 @@ struct Grammar::Impl {
   std::unique_ptr<constraint::cfg::WalkerPool<constraint::DfaWalker>> dfa_walkers =
       std::make_unique<constraint::cfg::WalkerPool<constraint::DfaWalker>>();
   size_t compile_bytes = 0;  // the compile budget's peak
+  // Special tokens the grammar names (sorted; read as special_token_bytes),
+  // and the text tokens holding the byte 0xFF, which no grammar reads as
+  // text once special tokens use it (cleared from every walk's mask).
+  std::vector<uint32_t> specials;
+  std::vector<uint32_t> ff_tokens;
 };
 
 namespace {
@@ -65,6 +70,14 @@ constexpr size_t kFragmentWorkPerMs = 25'000;
 // the Earley tables of the pruned grammar, regular parts determinized.
 void set_cfg(Grammar::Impl& impl, constraint::cfg::Cfg g, const ConstraintLimits& limits) {
   constraint::cfg::prune(g);
+  impl.specials = g.special_tokens;
+  if (!impl.specials.empty()) {
+    const Vocabulary& v = impl.index->vocab();
+    for (uint32_t id = 0; id < v.size(); ++id) {
+      if (!v.is_special(id) && v.bytes(id).find('\xFF') != std::string_view::npos)
+        impl.ff_tokens.push_back(id);
+    }
+  }
   impl.memo = std::make_unique<constraint::cfg::MaskMemo>(limits.grammar_mask_memo_bytes);
   // An optimisation with a counted amount of work, then Earley as written:
   // the same grammar and limits always give the same masks' costs.
@@ -104,7 +117,7 @@ std::shared_ptr<const Grammar> Grammar::lark(std::shared_ptr<const TokenIndex> i
   auto impl = std::make_unique<Impl>();
   impl->index = need_index(std::move(index));
   impl->kind = Kind::kLark;
-  set_cfg(*impl, constraint::cfg::parse_lark(text, limits), limits);
+  set_cfg(*impl, constraint::cfg::parse_lark(text, limits, &impl->index->vocab()), limits);
   return make(std::move(impl), budget.peak_bytes());
 }
 
@@ -260,6 +273,7 @@ void GrammarConstraint::step_mask(std::span<uint32_t> mask) {
       const int32_t q = state_->history.back().q;
       if (!g.memo->find(q, mask.first(words))) {
         g.dfa_walkers->borrow()->allow(ix.trie, *g.dfa, q, mask.first(words));
+        allow_specials(mask.first(words));
         g.memo->store(q, mask.first(words));
       }
     } else {
@@ -269,6 +283,7 @@ void GrammarConstraint::step_mask(std::span<uint32_t> mask) {
       if (!g.memo->find(name, mask.first(words))) {
         g.walkers->borrow()->allow(ix.trie, *g.cfg, g.max_parse_items, state_->chart.sets(),
                                    state_->names, mask.first(words));
+        allow_specials(mask.first(words));
         g.memo->store(name, mask.first(words));
       }
     }
@@ -278,25 +293,50 @@ void GrammarConstraint::step_mask(std::span<uint32_t> mask) {
   }
 }
 
+void GrammarConstraint::allow_specials(std::span<uint32_t> mask) const {
+  const auto& g = grammar_->impl();
+  if (g.specials.empty()) return;
+  for (uint32_t id : g.ff_tokens) bitmask_set(mask, id, false);
+  const bool ff = g.dfa ? g.dfa->next(state_->history.back().q, 0xFF) >= 0
+                        : state_->parser(g).next_bytes(state_->chart).has(0xFF);
+  if (!ff) return;
+  for (uint32_t id : g.specials) {
+    if (accepts_bytes(constraint::cfg::special_token_bytes(id))) bitmask_set(mask, id, true);
+  }
+}
+
+bool GrammarConstraint::reads_special(uint32_t token) const {
+  const auto& specials = grammar_->impl().specials;
+  return std::binary_search(specials.begin(), specials.end(), token) &&
+         accepts_bytes(constraint::cfg::special_token_bytes(token));
+}
+
 void GrammarConstraint::advance(uint32_t token) {
   const auto& g = grammar_->impl();
   const Vocabulary& vocab = *g.index->impl().vocab;
   State::Step next = state_->history.back();
   if (think_open_) {
     // Reasoning is not constrained: the state stays, one step is recorded.
-  } else if (vocab.is_eos(token)) {
+  } else if (vocab.is_eos(token) && (finished_ || !reads_special(token))) {
     if (!finished_ && !is_complete()) {
       throw Error(ErrorCode::kInvalidArgument, "token", "EOS before the grammar is complete");
     }
     next.finished = true;
   } else {
     if (finished_) throw Error(ErrorCode::kInvalidArgument, "token", "token after EOS");
-    const std::string_view bytes = token < vocab.size() ? vocab.bytes(token) : std::string_view{};
+    std::string_view bytes = token < vocab.size() ? vocab.bytes(token) : std::string_view{};
+    std::string special;
+    if (token < vocab.size() && vocab.is_special(token) &&
+        std::binary_search(g.specials.begin(), g.specials.end(), token)) {
+      special = constraint::cfg::special_token_bytes(token);
+      bytes = special;
+    }
     const auto refuse = [&]() {
       return Error(ErrorCode::kInvalidArgument, "token",
                    "token " + std::to_string(token) + " is not allowed by the grammar here");
     };
-    if (token >= vocab.size() || vocab.is_special(token) || bytes.empty()) throw refuse();
+    if (token >= vocab.size() || (vocab.is_special(token) && special.empty()) || bytes.empty())
+      throw refuse();
     if (g.dfa) {
       int32_t q = next.q;
       for (unsigned char b : bytes) q = g.dfa->next(q, b);

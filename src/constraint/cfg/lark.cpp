@@ -13,6 +13,7 @@
 #include "constraint/regex/dfa.hpp"
 #include "constraint/regex/regex_parser.hpp"
 #include "nextok/error.hpp"
+#include "nextok/vocab.hpp"
 #include "vocab/utf8.hpp"
 
 namespace nextok::constraint::cfg {
@@ -27,8 +28,9 @@ using lark::is_terminal_name;
 // Definitions into the IR.
 class Compiler {
  public:
-  Compiler(CfgBuilder& b, const Definitions& user, const Definitions& common)
-      : b_(b), user_(user), common_(common) {}
+  Compiler(CfgBuilder& b, const Definitions& user, const Definitions& common,
+           const Vocabulary* vocab)
+      : b_(b), user_(user), common_(common), vocab_(vocab) {}
 
   Cfg run() {
     const auto start = user_.defs.find("start");
@@ -42,6 +44,9 @@ class Compiler {
     if (run_) seq.push_back(static_cast<Symbol>(run_->any_end));
     b_.define(root, {seq});
     b_.cfg().root = root;
+    auto& sp = b_.cfg().special_tokens;
+    std::sort(sp.begin(), sp.end());
+    sp.erase(std::unique(sp.begin(), sp.end()), sp.end());
     return b_.take();
   }
 
@@ -205,9 +210,10 @@ class Compiler {
         return out;
       }
       case Expr::Kind::kNot: {
-        // Any bytes at all, as llguidance's ~ (intersect with a pattern to
-        // keep the text UTF-8).
+        // Any bytes but 0xFF, as llguidance's ~ (intersect with a pattern
+        // to keep the text UTF-8).
         std::vector<int32_t> loop(256, 0);
+        loop[0xFF] = -1;  // never in UTF-8: special tokens' bytes (cfg.hpp)
         const Dfa any = Dfa::from_table(std::move(loop), {1});
         return Dfa::subtract(any, and_not_dfa(e.kids[0], scope), cap);
       }
@@ -281,6 +287,8 @@ class Compiler {
       case Expr::Kind::kAnd:
       case Expr::Kind::kNot:
         b_.fail(e.at, "a terminal built with & or ~ cannot be part of another terminal or %ignore");
+      case Expr::Kind::kSpecial:
+        b_.fail(e.at, "a token (<...>) cannot be part of a terminal or %ignore");
     }
     return {};
   }
@@ -423,6 +431,8 @@ class Compiler {
                 scope.terminal
                     ? "& and ~ are supported at the top of a terminal's definition"
                     : "& and ~ build terminals: use them in an uppercase terminal's definition");
+      case Expr::Kind::kSpecial:
+        return special(e, seq, scope);
       case Expr::Kind::kJson: {
         if (scope.terminal) b_.fail(e.at, "%json is a rule: a terminal cannot use it");
         auto done = schemas_.find(e.text);
@@ -431,6 +441,79 @@ class Compiler {
         seq.push_back(done->second);
         return;
       }
+    }
+  }
+
+  // <name> or <[ids]> (llguidance): special tokens read as
+  // special_token_bytes; a named token that has text (an added token such
+  // as Qwen3's <think>) is its text.
+  void special(const Expr& e, std::vector<Symbol>& seq, Scope scope) {
+    if (scope.terminal) b_.fail(e.at, "a token (<...>) cannot be part of a terminal");
+    if (!vocab_) b_.fail(e.at, "tokens (<...>) need the grammar's vocabulary");
+    std::vector<uint32_t> ids;
+    if (e.text.front() != '[' || e.text.back() != ']') {
+      const auto id = vocab_->find("<" + e.text + ">");
+      if (!id) b_.fail(e.at, "the vocabulary has no token <" + e.text + ">");
+      if (!vocab_->is_special(*id)) {
+        Expr lit{Expr::Kind::kLiteral};
+        lit.at = e.at;
+        lit.text = std::string(vocab_->bytes(*id));
+        return compile(lit, seq, scope);
+      }
+      ids.push_back(*id);
+    } else {
+      token_ranges(e, ids);
+    }
+    std::vector<std::vector<Symbol>> alts;
+    for (uint32_t id : ids) {
+      if (id >= vocab_->size() || !vocab_->is_special(id) || id > kMaxSpecialTokenId) {
+        b_.fail(e.at, "token " + std::to_string(id) +
+                          " is no special token of this vocabulary: ids name special tokens only");
+      }
+      b_.cfg().special_tokens.push_back(id);
+      alts.emplace_back();
+      b_.bytes(special_token_bytes(id), alts.back(), e.at);
+    }
+    if (alts.size() == 1) {
+      seq.insert(seq.end(), alts[0].begin(), alts[0].end());
+      return;
+    }
+    const uint32_t nt = b_.fresh("tokens", e.at);
+    b_.define(nt, std::move(alts));
+    seq.push_back(static_cast<Symbol>(nt));
+  }
+  // <[1,5-9]>: ids and inclusive ranges (up to 65,536 ids). Negations and
+  // <[*]> would take text tokens, which a grammar reads as text: errors.
+  void token_ranges(const Expr& e, std::vector<uint32_t>& ids) {
+    const std::string_view body = std::string_view(e.text).substr(1, e.text.size() - 2);
+    if (body.find_first_of("^*") != std::string_view::npos) {
+      b_.fail(e.at, "token ranges with ^ or * would take text tokens: name special tokens only");
+    }
+    size_t k = 0;
+    const auto number = [&] {
+      uint64_t v = 0;
+      const size_t from = k;
+      while (k < body.size() && body[k] >= '0' && body[k] <= '9' && v <= kMaxSpecialTokenId)
+        v = v * 10 + static_cast<uint64_t>(body[k++] - '0');
+      if (k == from || v > kMaxSpecialTokenId) b_.fail(e.at, "expecting a token id in <[...]>");
+      return static_cast<uint32_t>(v);
+    };
+    for (;;) {
+      while (k < body.size() && body[k] == ' ') ++k;
+      const uint32_t lo = number();
+      uint32_t hi = lo;
+      if (k < body.size() && body[k] == '-') {
+        ++k;
+        hi = number();
+      }
+      if (hi < lo || hi - lo >= 65536 || ids.size() + (hi - lo) >= 65536) {
+        b_.fail(e.at, "a token range out of order or over 65,536 ids");
+      }
+      for (uint32_t id = lo; id <= hi; ++id) ids.push_back(id);
+      while (k < body.size() && body[k] == ' ') ++k;
+      if (k == body.size()) break;
+      if (body[k] != ',') b_.fail(e.at, "expecting ',' in <[...]>");
+      ++k;
     }
   }
 
@@ -476,6 +559,7 @@ class Compiler {
   CfgBuilder& b_;
   const Definitions& user_;
   const Definitions& common_;
+  const Vocabulary* vocab_;
   std::optional<Runs> run_;
   std::map<std::string, uint32_t> lexemes_;  // per terminal regex: its lexeme symbol
   std::map<std::string, Symbol> schemas_;    // per %json schema text: its value symbol
@@ -485,7 +569,7 @@ class Compiler {
 
 }  // namespace
 
-Cfg parse_lark(std::string_view text, const ConstraintLimits& limits) {
+Cfg parse_lark(std::string_view text, const ConstraintLimits& limits, const Vocabulary* vocab) {
   if (text.size() > limits.max_schema_bytes) {
     throw Error(ErrorCode::kInvalidArgument, "grammar",
                 "the grammar is " + std::to_string(text.size()) + " bytes; the limit is " +
@@ -493,7 +577,7 @@ Cfg parse_lark(std::string_view text, const ConstraintLimits& limits) {
   }
   CfgBuilder b(text, limits);
   const Definitions user = lark::read(text, b);
-  return Compiler(b, user, lark::common()).run();
+  return Compiler(b, user, lark::common(), vocab).run();
 }
 
 }  // namespace nextok::constraint::cfg

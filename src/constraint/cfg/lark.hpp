@@ -13,6 +13,10 @@
 #include "constraint/cfg/cfg.hpp"
 #include "nextok/json_schema.hpp"
 
+namespace nextok {
+class Vocabulary;
+}
+
 namespace nextok::constraint::cfg {
 
 // The root is the rule `start`. Throws Error{kInvalidArgument, "grammar"}
@@ -21,7 +25,9 @@ namespace nextok::constraint::cfg {
 // supported (templates, %declare, %override, %extend, imports from other
 // modules than `common`); Error{kUnsupported or kInvalidArgument,
 // "pattern"} for a regex a DFA cannot express; and the ConstraintLimits
-// errors (max_grammar_nodes, max_compile_ms, cancel).
-Cfg parse_lark(std::string_view text, const ConstraintLimits& limits);
+// errors (max_grammar_nodes, max_compile_ms, cancel). `vocab` resolves
+// special tokens (<|eot_id|>, <[128009]>); without one they are an error.
+Cfg parse_lark(std::string_view text, const ConstraintLimits& limits,
+               const Vocabulary* vocab = nullptr);
 
 }  // namespace nextok::constraint::cfg

@@ -376,10 +376,16 @@ class Syntax : Reader {
     if (c == '%' && src_.substr(pos_, 6) == "%regex" && !name_char(at(pos_ + 6))) {
       fail(start, "%regex (llguidance's substring patterns) is not supported");
     }
-    if (c == '<') {
-      fail(start,
-           "special tokens (<...>) are not supported: a grammar here constrains text, not token "
-           "ids");
+    if (c == '<') {  // a token by name, <|eot_id|>, or by ids, <[128000-128255]>
+      Expr t{Expr::Kind::kSpecial};
+      t.at = start;
+      for (++pos_; cur() != '>'; ++pos_) {
+        if (eof() || cur() == '\n') fail(start, "unterminated token name (<...>)");
+        t.text.push_back(cur());
+      }
+      ++pos_;
+      if (t.text.empty()) fail(start, "an empty token name");
+      return t;
     }
     if (c == '@') fail(start, "references to other grammars (@name) are not supported");
     fail(start, std::string("unexpected '") + c + "'");

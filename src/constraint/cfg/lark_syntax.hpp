@@ -14,7 +14,20 @@ namespace nextok::constraint::cfg::lark {
 
 struct Expr {
   // kAnd, kNot: llguidance's & and ~ (terminals only).
-  enum class Kind { kAlt, kSeq, kLiteral, kRegex, kRange, kName, kRepeat, kJson, kAnd, kNot };
+  // kSpecial: a token named <text> (llguidance; text without the brackets).
+  enum class Kind {
+    kAlt,
+    kSeq,
+    kLiteral,
+    kRegex,
+    kRange,
+    kName,
+    kRepeat,
+    kJson,
+    kAnd,
+    kNot,
+    kSpecial
+  };
   Expr() = default;
   explicit Expr(Kind k) : kind(k) {}
   Kind kind = Kind::kSeq;
