@@ -9,6 +9,7 @@
 #include "constraint/cfg/automaton_rules.hpp"
 #include "constraint/cfg/cfg_builder.hpp"
 #include "constraint/cfg/json_embed.hpp"
+#include "constraint/cfg/lark_dialect.hpp"
 #include "constraint/cfg/lark_syntax.hpp"
 #include "constraint/regex/dfa.hpp"
 #include "constraint/regex/regex_parser.hpp"
@@ -140,12 +141,17 @@ class Compiler {
   void lexeme(std::vector<Symbol>& seq, size_t from, const Expr& e, Scope scope) {
     if (!run_ || scope.terminal) return;
     const Def* whole = e.kind == Expr::Kind::kName ? built(e.text, scope) : nullptr;
-    const std::string key = whole ? "\x01" + e.text : regex_of(e, scope, 0);
+    const bool sub = e.kind == Expr::Kind::kSubstring;
+    const std::string key = whole ? "\x01" + e.text
+                            : sub ? "\x02" + std::to_string(e.at)
+                                  : regex_of(e, scope, 0);
     const auto done = lexemes_.find(key);
     if (done == lexemes_.end()) {
       std::vector<std::vector<Symbol>> alts{
           {seq.begin() + static_cast<ptrdiff_t>(from), seq.end()}};
-      const Automaton t = whole ? built_automaton(*whole, scope) : python_dfa(key, e.at);
+      const Automaton t = whole ? built_automaton(*whole, scope)
+                          : sub ? Automaton::of(and_not_dfa(e, scope))
+                                : python_dfa(key, e.at);
       for (size_t g = 0; g < run_->ends.size(); ++g) {
         if (auto f = accepted(b_, t, e.at, &run_->follow[g])) {
           alts.push_back({static_cast<Symbol>(run_->ends[g]), *f});
@@ -170,7 +176,9 @@ class Compiler {
                                                                                        : nullptr;
   }
   static bool uses_and_not(const Expr& e) {
-    if (e.kind == Expr::Kind::kAnd || e.kind == Expr::Kind::kNot) return true;
+    if (e.kind == Expr::Kind::kAnd || e.kind == Expr::Kind::kNot ||
+        e.kind == Expr::Kind::kSubstring)
+      return true;
     return std::any_of(e.kids.begin(), e.kids.end(), uses_and_not);
   }
   Automaton built_automaton(const Def& d, Scope scope) {
@@ -220,6 +228,11 @@ class Compiler {
       case Expr::Kind::kRepeat:
         if (uses_and_not(e)) b_.fail(e.at, "& and ~ are supported at the top of a terminal");
         break;
+      case Expr::Kind::kSubstring: {
+        std::vector<std::string> chunks;
+        for (const Expr& k : e.kids) chunks.push_back(k.text);
+        return lark::substring_dfa(chunks, cap);
+      }
       default:
         break;
     }
@@ -289,6 +302,8 @@ class Compiler {
         b_.fail(e.at, "a terminal built with & or ~ cannot be part of another terminal or %ignore");
       case Expr::Kind::kSpecial:
         b_.fail(e.at, "a token (<...>) cannot be part of a terminal or %ignore");
+      case Expr::Kind::kSubstring:
+        b_.fail(e.at, "a %regex terminal cannot be part of another terminal or %ignore");
     }
     return {};
   }
@@ -433,6 +448,12 @@ class Compiler {
                     : "& and ~ build terminals: use them in an uppercase terminal's definition");
       case Expr::Kind::kSpecial:
         return special(e, seq, scope);
+      case Expr::Kind::kSubstring: {
+        const size_t from = seq.size();
+        if (auto sym = accepted(b_, Automaton::of(and_not_dfa(e, scope)), e.at, nullptr))
+          seq.push_back(*sym);
+        return lexeme(seq, from, e, scope);
+      }
       case Expr::Kind::kJson: {
         if (scope.terminal) b_.fail(e.at, "%json is a rule: a terminal cannot use it");
         auto done = schemas_.find(e.text);
@@ -462,7 +483,9 @@ class Compiler {
       }
       ids.push_back(*id);
     } else {
-      token_ranges(e, ids);
+      std::string error;
+      ids = lark::token_ids(std::string_view(e.text).substr(1, e.text.size() - 2), error);
+      if (!error.empty()) b_.fail(e.at, error);
     }
     std::vector<std::vector<Symbol>> alts;
     for (uint32_t id : ids) {
@@ -482,41 +505,6 @@ class Compiler {
     b_.define(nt, std::move(alts));
     seq.push_back(static_cast<Symbol>(nt));
   }
-  // <[1,5-9]>: ids and inclusive ranges (up to 65,536 ids). Negations and
-  // <[*]> would take text tokens, which a grammar reads as text: errors.
-  void token_ranges(const Expr& e, std::vector<uint32_t>& ids) {
-    const std::string_view body = std::string_view(e.text).substr(1, e.text.size() - 2);
-    if (body.find_first_of("^*") != std::string_view::npos) {
-      b_.fail(e.at, "token ranges with ^ or * would take text tokens: name special tokens only");
-    }
-    size_t k = 0;
-    const auto number = [&] {
-      uint64_t v = 0;
-      const size_t from = k;
-      while (k < body.size() && body[k] >= '0' && body[k] <= '9' && v <= kMaxSpecialTokenId)
-        v = v * 10 + static_cast<uint64_t>(body[k++] - '0');
-      if (k == from || v > kMaxSpecialTokenId) b_.fail(e.at, "expecting a token id in <[...]>");
-      return static_cast<uint32_t>(v);
-    };
-    for (;;) {
-      while (k < body.size() && body[k] == ' ') ++k;
-      const uint32_t lo = number();
-      uint32_t hi = lo;
-      if (k < body.size() && body[k] == '-') {
-        ++k;
-        hi = number();
-      }
-      if (hi < lo || hi - lo >= 65536 || ids.size() + (hi - lo) >= 65536) {
-        b_.fail(e.at, "a token range out of order or over 65,536 ids");
-      }
-      for (uint32_t id = lo; id <= hi; ++id) ids.push_back(id);
-      while (k < body.size() && body[k] == ' ') ++k;
-      if (k == body.size()) break;
-      if (body[k] != ',') b_.fail(e.at, "expecting ',' in <[...]>");
-      ++k;
-    }
-  }
-
   // A regex tree as a sub-grammar of the same language.
   void pattern(const regex::Node& n, std::vector<Symbol>& seq, size_t at) {
     b_.grew(1, at);

@@ -4,6 +4,9 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "constraint/regex/dfa.hpp"
 
 namespace nextok::constraint::cfg::lark {
 
@@ -19,5 +22,21 @@ size_t json_object_end(std::string_view src, size_t pos);
 // Why `%llguidance {options}` cannot be honoured here, or "" when every
 // option keeps the language (unknown ones are ignored, as llguidance does).
 std::string llguidance_options_error(std::string_view options);
+
+// The ids of <[1,5-9]> (inside the brackets): ids and inclusive ranges,
+// at most 65,536 ids. Negations and * would take text tokens, which a
+// grammar reads as text: `error` is set for those and for bad syntax.
+std::vector<uint32_t> token_ids(std::string_view body, std::string& error);
+
+// %regex {"substring_words": s} | {"substring_chars": s} |
+// {"substring_chunks": [...]}: the chunks whose consecutive runs the
+// pattern matches (words: maximal runs of word characters, of whitespace,
+// and of everything else, as llguidance splits them). Sets `error` instead
+// when the object is none of these.
+std::vector<std::string> substring_chunks(std::string_view json, std::string& error);
+
+// The strings chunks[i..j) for 0 <= i <= j <= size, as a DFA (subset
+// construction over byte positions; throws past max_states).
+Dfa substring_dfa(const std::vector<std::string>& chunks, size_t max_states);
 
 }  // namespace nextok::constraint::cfg::lark

@@ -374,7 +374,19 @@ class Syntax : Reader {
       return j;
     }
     if (c == '%' && src_.substr(pos_, 6) == "%regex" && !name_char(at(pos_ + 6))) {
-      fail(start, "%regex (llguidance's substring patterns) is not supported");
+      pos_ += 6;
+      space(true);
+      std::string error;
+      Expr sub{Expr::Kind::kSubstring};
+      sub.at = start;
+      for (auto& chunk : substring_chunks(json_object(start, "%regex"), error)) {
+        Expr lit{Expr::Kind::kLiteral};
+        lit.at = start;
+        lit.text = std::move(chunk);
+        sub.kids.push_back(std::move(lit));
+      }
+      if (!error.empty()) fail(start, error);
+      return sub;
     }
     if (c == '<') {  // a token by name, <|eot_id|>, or by ids, <[128000-128255]>
       Expr t{Expr::Kind::kSpecial};

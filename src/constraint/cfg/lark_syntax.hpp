@@ -15,6 +15,8 @@ namespace nextok::constraint::cfg::lark {
 struct Expr {
   // kAnd, kNot: llguidance's & and ~ (terminals only).
   // kSpecial: a token named <text> (llguidance; text without the brackets).
+  // kSubstring: %regex {substring_...} (llguidance), its chunks in `kids`
+  // as literals.
   enum class Kind {
     kAlt,
     kSeq,
@@ -26,7 +28,8 @@ struct Expr {
     kJson,
     kAnd,
     kNot,
-    kSpecial
+    kSpecial,
+    kSubstring
   };
   Expr() = default;
   explicit Expr(Kind k) : kind(k) {}
