@@ -410,3 +410,61 @@ TEST(GrammarMemo, ATinyBudgetStillGivesExactMasks) {
 }
 
 }  // namespace
+
+// The kept masks from the token index (lists of what each missing byte rules
+// out) equal the walk of the trie's free-text paths, for a string's inside,
+// a comment's, and random descriptions, on real vocabularies.
+TEST(FreeTextMasks, TheIndexEqualsTheWalk) {
+  using nextok::constraint::FreeText;
+  using nextok::constraint::FreeTextMasks;
+  std::vector<std::shared_ptr<const nextok::Vocabulary>> vocabs{llama_vocab()};
+  NEXTOK_REQUIRE_FIXTURE(vocabs[0], "tokenizers/llama3.1");
+#ifdef NEXTOK_TOKENIZERS_DIR
+  const auto qwen = std::filesystem::path(NEXTOK_TOKENIZERS_DIR) / "qwen3";
+  if (std::filesystem::exists(qwen / "tokenizer.json"))
+    vocabs.push_back(nextok::load_vocabulary(qwen));
+#endif
+  std::mt19937 rng(17);
+  size_t indexed = 0;
+  for (const auto& vocab : vocabs) {
+    const nextok::constraint::TokenTrie trie(*vocab);
+    FreeTextMasks masks;
+    std::vector<FreeText> states;
+    FreeText str, comment;
+    for (unsigned b = 0x20; b < 0x7F; ++b) {
+      if (b != '"' && b != '\\') str.loop[b >> 6] |= uint64_t{1} << (b & 63);
+    }
+    str.first = str.loop;
+    str.closed = str.first_wide = true;
+    for (unsigned b = 0; b < 0x80; ++b) {
+      if (b != '\n') comment.loop[b >> 6] |= uint64_t{1} << (b & 63);
+    }
+    comment.first = comment.loop;
+    comment.closed = comment.first_wide = true;
+    states = {str, comment};
+    for (int k = 0; k < 24; ++k) {
+      FreeText f;
+      for (unsigned b = 0; b < 0x80; ++b) {
+        if (rng() % 100 < 96) f.loop[b >> 6] |= uint64_t{1} << (b & 63);
+      }
+      f.first = f.loop;
+      for (int drop = 0; drop < 3; ++drop) {
+        const unsigned b = rng() % 0x80;
+        f.first[b >> 6] &= ~(uint64_t{1} << (b & 63));
+      }
+      f.closed = rng() % 2 != 0;
+      f.first_wide = rng() % 2 != 0;
+      states.push_back(f);
+    }
+    for (const FreeText& f : states) {
+      const auto fast = masks.from_index(trie, f);
+      if (!fast) continue;
+      ++indexed;
+      const auto slow = FreeTextMasks::walk(trie, f);
+      ASSERT_EQ(**fast, *slow);
+    }
+    // A string's inside is the case the index is for.
+    EXPECT_TRUE(masks.from_index(trie, str).has_value());
+  }
+  EXPECT_GE(indexed, 20u);
+}

@@ -8,6 +8,7 @@
 
 #include "constraint/engine/leaf_cache.hpp"
 #include "constraint/schema/standard_dfas.hpp"
+#include "constraint/trie/free_text_masks.hpp"
 #include "constraint/trie/token_trie.hpp"
 #include "nextok/json_schema.hpp"
 
@@ -33,6 +34,9 @@ struct TokenIndex::Impl {
     // skips: once per vocabulary (32 bytes a node) rather than in the
     // first grammar's compile.
     (void)trie.bytes_below();
+    // And the token lists that make a free-text state's kept mask a copy
+    // (free_text_masks.hpp), rather than a walk in a request's mask.
+    trie.free_text_masks().prepare(trie);
   }
 
   // Inside a string nearly every token stays inside, so a first-time entry
