@@ -207,6 +207,29 @@ def test_llguidance_dialect_matches_llguidance(cli: str, tmp_path: pathlib.Path)
     assert not invalid_json, invalid_json[:3]
 
 
+def probe(
+    cli: str,
+    tmp_path: pathlib.Path,
+    text: str,
+    walks: list[str],
+    count: int = 0,
+    extra: tuple[str, ...] = (),
+) -> tuple[Oracle, object, list[dict]]:
+    """Walks `walks` (and `count` generations) under grammar `text` and
+    asserts every walk's verdict is llguidance's; returns the oracle, its
+    matcher and the generations."""
+    path = tmp_path / "probe.lark"
+    path.write_text(text, encoding="utf-8")
+    oracle = Oracle()
+    matcher = oracle.matcher(text)
+    lines = run(cli, str(path), walks, count, 3, extra)
+    got = {walks[x["i"]]: x["accepted"] for x in lines if "accepted" in x}
+    assert len(got) == len(walks)
+    want = {w: oracle.accepts(matcher, w) for w in walks}
+    assert got == want, {w: (got[w], want[w]) for w in walks if got[w] != want[w]}
+    return oracle, matcher, [g for g in lines if "complete" in g]
+
+
 PROBES = [
     # (schema, texts): every text's verdict comes from llguidance.
     (
@@ -310,16 +333,7 @@ def test_json_rule_escapes_count_as_one_character(
 def test_json_rule_probes_match_llguidance(cli: str, tmp_path: pathlib.Path, case: int) -> None:
     schema, texts = PROBES[case]
     text = f'start: "<" value ">"\nvalue: %json {json.dumps(schema)}\n'
-    path = tmp_path / "probe.lark"
-    path.write_text(text, encoding="utf-8")
-    oracle = Oracle()
-    matcher = oracle.matcher(text)
-    walks = ["<" + t + ">" for t in texts]
-    lines = [x for x in run(cli, str(path), walks, 0, 1) if "accepted" in x]
-    assert len(lines) == len(walks)
-    got = {walks[x["i"]]: x["accepted"] for x in lines}
-    want = {w: oracle.accepts(matcher, w) for w in walks}
-    assert got == want, {w: (got[w], want[w]) for w in walks if got[w] != want[w]}
+    probe(cli, tmp_path, text, ["<" + t + ">" for t in texts])
 
 
 DIALECT = [
@@ -411,16 +425,9 @@ DIALECT = [
 @pytest.mark.parametrize("case", range(len(DIALECT)))
 def test_dialect_probes_match_llguidance(cli: str, tmp_path: pathlib.Path, case: int) -> None:
     text, walks = DIALECT[case]
-    path = tmp_path / "dialect.lark"
-    path.write_text(text, encoding="utf-8")
-    oracle = Oracle()
-    matcher = oracle.matcher(text)
-    lines = [x for x in run(cli, str(path), walks, 4, 1) if "accepted" in x or "complete" in x]
-    got = {walks[x["i"]]: x["accepted"] for x in lines if "accepted" in x}
-    want = {w: oracle.accepts(matcher, w) for w in walks}
-    assert got == want, {w: (got[w], want[w]) for w in walks if got[w] != want[w]}
-    for g in lines:
-        if g.get("complete"):
+    oracle, matcher, gens = probe(cli, tmp_path, text, walks, 4)
+    for g in gens:
+        if g["complete"]:
             # Documented: lark (and nextok) allow an ignored run at either
             # end of the text, llguidance at neither.
             out = g["text"].strip(" ") if "%ignore" in text else g["text"]
@@ -473,17 +480,8 @@ SPECIAL = [
 @pytest.mark.parametrize("case", range(len(SPECIAL)))
 def test_special_tokens_match_llguidance(cli: str, tmp_path: pathlib.Path, case: int) -> None:
     text, walks = SPECIAL[case]
-    path = tmp_path / "special.lark"
-    path.write_text(text, encoding="utf-8")
-    oracle = Oracle()
-    matcher = oracle.matcher(text)
-    lines = run(
-        cli, str(path), walks, 12, 3, ("--parse-special", "--close-p", "0.3", "--close-bytes", "<")
-    )
-    got = {walks[x["i"]]: x["accepted"] for x in lines if "accepted" in x}
-    want = {w: oracle.accepts(matcher, w) for w in walks}
-    assert got == want, {w: (got[w], want[w]) for w in walks if got[w] != want[w]}
-    gens = [g for g in lines if "complete" in g]
+    extra = ("--parse-special", "--close-p", "0.3", "--close-bytes", "<")
+    oracle, matcher, gens = probe(cli, tmp_path, text, walks, 12, extra)
     assert gens and not any(g.get("dead_end") for g in gens)
     for g in gens:
         if g["complete"]:

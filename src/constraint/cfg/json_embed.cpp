@@ -347,14 +347,7 @@ Symbol embed_json_schema(CfgBuilder& b, std::string_view schema, size_t at) {
   } catch (const nlohmann::json::exception& e) {
     b.fail(at, std::string("%json: the schema is not valid JSON: ") + e.what());
   }
-  SchemaCompileOptions so;
-  const ConstraintLimits& lim = b.limits();
-  so.max_nodes = lim.max_grammar_nodes;
-  so.max_dfa_states = lim.max_dfa_states;
-  so.max_enum_values = lim.max_enum_values;
-  so.max_depth = lim.max_schema_depth;
-  so.max_compile_ms = lim.max_compile_ms;
-  so.cancel = lim.cancel;
+  auto so = SchemaCompileOptions::limited_by(b.limits());
   if (ordered.is_object()) {
     if (const auto x = ordered.find("x-guidance"); x != ordered.end()) {
       if (!x->is_object()) b.fail(at, "%json: x-guidance must be an object");

@@ -78,15 +78,9 @@ std::shared_ptr<const JsonGrammar> JsonGrammar::from_schema(std::shared_ptr<cons
     throw Error(ErrorCode::kInvalidArgument, "schema",
                 std::string("schema is not valid JSON: ") + e.what());
   }
-  constraint::SchemaCompileOptions so;
+  auto so = constraint::SchemaCompileOptions::limited_by(opt.limits);
   so.strict = opt.strict;
   so.max_whitespace = opt.max_whitespace;
-  so.max_nodes = opt.limits.max_grammar_nodes;
-  so.max_dfa_states = opt.limits.max_dfa_states;
-  so.max_enum_values = opt.limits.max_enum_values;
-  so.max_depth = opt.limits.max_schema_depth;
-  so.max_compile_ms = opt.limits.max_compile_ms;
-  so.cancel = opt.limits.cancel;
   constraint::CompileBudget::charge(json_tree_bytes(schema));
   auto compiled = constraint::compile_json_schema(schema, so, constraint::StandardDfas::get());
   auto impl = std::make_unique<Impl>();

@@ -10,6 +10,7 @@
 
 #include "constraint/schema/grammar.hpp"
 #include "constraint/schema/standard_dfas.hpp"
+#include "nextok/json_schema.hpp"
 
 namespace nextok::constraint {
 
@@ -24,6 +25,18 @@ struct SchemaCompileOptions {
   size_t max_depth = 128;                     // nesting of subschemas being compiled
   uint32_t max_compile_ms = 0;                // wall-clock budget; 0 = none
   const std::atomic<bool>* cancel = nullptr;  // set: stop at the next budget check
+
+  // The sizes, time and cancel flag of a compile's ConstraintLimits.
+  static SchemaCompileOptions limited_by(const ConstraintLimits& limits) {
+    SchemaCompileOptions so;
+    so.max_nodes = limits.max_grammar_nodes;
+    so.max_dfa_states = limits.max_dfa_states;
+    so.max_enum_values = limits.max_enum_values;
+    so.max_depth = limits.max_schema_depth;
+    so.max_compile_ms = limits.max_compile_ms;
+    so.cancel = limits.cancel;
+    return so;
+  }
 };
 
 struct CompiledSchema {
