@@ -19,14 +19,17 @@ class Vocabulary;
 
 namespace nextok::constraint::cfg {
 
-// The root is the rule `start`. Throws Error{kInvalidArgument, "grammar"}
-// with "line:column: what" for a syntax error, an undefined or twice
-// defined name, a recursive terminal, a missing `start` and what is not
-// supported (templates, %declare, %override, %extend, imports from other
-// modules than `common`); Error{kUnsupported or kInvalidArgument,
-// "pattern"} for a regex a DFA cannot express; and the ConstraintLimits
-// errors (max_grammar_nodes, max_compile_ms, cancel). `vocab` resolves
-// special tokens (<|eot_id|>, <[128009]>); without one they are an error.
+// The root is the rule `start`. llguidance's dialect is read too (%json,
+// %llguidance, {m,n}, lazy and suffix rules, & and ~ terminals, %regex
+// substrings, special tokens: docs/constraint-engine.md). Throws
+// Error{kInvalidArgument, "grammar"} with "line:column: what" for a syntax
+// error, an undefined or twice defined name, a recursive terminal, a
+// missing `start` and what is not supported (imports from other modules
+// than `common`, @references, the stop/max_tokens/temperature options);
+// Error{kUnsupported or kInvalidArgument, "pattern"} for a regex a DFA
+// cannot express; and the ConstraintLimits errors (max_grammar_nodes,
+// max_compile_ms, cancel). `vocab` resolves special tokens (<|eot_id|>,
+// <[128009]>); without one they are an error.
 Cfg parse_lark(std::string_view text, const ConstraintLimits& limits,
                const Vocabulary* vocab = nullptr);
 
