@@ -120,11 +120,13 @@ std::vector<std::string> substring_chunks(std::string_view json, std::string& er
     return {};
   }
   std::vector<std::string> out;
-  if (j.size() != 1) {
+  if (!j.is_object() || j.size() != 1) {
     error = "%regex takes one of substring_words, substring_chars, substring_chunks";
     return {};
   }
-  const auto& [key, v] = *j.items().begin();
+  const auto it = j.begin();  // (not items(): its proxy is a temporary)
+  const std::string key = it.key();
+  const nlohmann::json& v = it.value();
   if (key == "substring_chunks" && v.is_array()) {
     for (const auto& c : v) {
       if (!c.is_string()) break;
