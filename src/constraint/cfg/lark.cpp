@@ -57,16 +57,20 @@ class Compiler {
     bool terminal = false;  // inside a terminal: no ignores, no rules
   };
 
-  Automaton python_dfa(const std::string& re, size_t at) {
+  // A Python-syntax regex's DFA; its errors name the grammar position.
+  Dfa python_regex(const std::string& re, size_t at) {
     RegexOptions o;
     o.python = true;
     o.full_match = true;
     o.max_states = b_.limits().max_dfa_states;
     try {
-      return Automaton::of(Dfa::compile(re, o));
+      return Dfa::compile(re, o);
     } catch (const Error& err) {
       throw Error(err.code(), "pattern", b_.where(at) + ": " + err.what());
     }
+  }
+  Automaton python_dfa(const std::string& re, size_t at) {
+    return Automaton::of(python_regex(re, at));
   }
 
   // Runs of %ignore'd terminals as lark's lexer reads them: each ignored
@@ -236,14 +240,7 @@ class Compiler {
       default:
         break;
     }
-    RegexOptions o;
-    o.python = true;
-    o.max_states = cap;
-    try {
-      return Dfa::compile(regex_of(e, scope, 0), o);
-    } catch (const Error& err) {
-      throw Error(err.code(), "pattern", b_.where(e.at) + ": " + err.what());
-    }
+    return python_regex(regex_of(e, scope, 0), e.at);
   }
 
   // A terminal expression as a Python-syntax regex of the same language.
