@@ -7,26 +7,82 @@
 
 namespace nextok::constraint::cfg {
 
-void project_items(const EarleyTables& t, std::span<const uint64_t> items, uint32_t a,
-                   std::vector<uint32_t>& todo, std::vector<uint64_t>& out) {
+void Projector::project(const EarleyTables& t, std::span<const uint64_t> items, uint32_t a,
+                        std::vector<uint64_t>& out) {
   out.clear();
-  todo.assign(1, a);
-  // Few nonterminals are closed over: a list beats a set.
-  for (size_t done = 0; done < todo.size(); ++done) {
-    const auto sym = static_cast<Symbol>(todo[done]);
-    for (const uint64_t it : items) {
-      const auto pos = static_cast<uint32_t>(it >> 32);
-      if (t.syms[pos] != sym) continue;
+  const size_t nts = t.nullable.size();
+  if (head_stamp_.size() < nts) {
+    head_stamp_.resize(nts, 0);
+    reached_stamp_.resize(nts, 0);
+    head_.resize(nts);
+  }
+  if (++gen_ == 0) {  // wrapped: no stamp may read as current
+    std::fill(head_stamp_.begin(), head_stamp_.end(), 0);
+    std::fill(reached_stamp_.begin(), reached_stamp_.end(), 0);
+    gen_ = 1;
+  }
+  todo_.assign(1, a);
+  reached_stamp_[a] = gen_;
+  const auto reach = [&](uint64_t it) {
+    const uint32_t lhs = t.lhs[static_cast<uint32_t>(it >> 32)];
+    if ((it & 0xFFFFFFFFu) == kSelfOrigin && reached_stamp_[lhs] != gen_) {
+      reached_stamp_[lhs] = gen_;
+      todo_.push_back(lhs);
+    }
+  };
+  // Most projections stop at `a`: one scan, its items already in order.
+  for (const uint64_t it : items) {
+    if (t.syms[static_cast<uint32_t>(it >> 32)] == static_cast<Symbol>(a)) {
       out.push_back(it);
-      const uint32_t lhs = t.lhs[pos];
-      if ((it & 0xFFFFFFFFu) == kSelfOrigin &&
-          std::find(todo.begin(), todo.end(), lhs) == todo.end()) {
-        todo.push_back(lhs);
-      }
+      reach(it);
     }
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (todo_.size() == 1) return;
+  // A short closure is a few more scans; a long one (a JSON value's set
+  // closes over most of the grammar) reads lists of the items that began
+  // in the set, the only ones that reach further, linked by the
+  // nonterminal they wait for.
+  size_t done = 1;
+  for (; done < todo_.size() && done < kScans; ++done) {
+    const auto n = static_cast<Symbol>(todo_[done]);
+    for (const uint64_t it : items) {
+      if (t.syms[static_cast<uint32_t>(it >> 32)] != n) continue;
+      out.push_back(it);
+      reach(it);
+    }
+  }
+  if (done == todo_.size()) {
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return;
+  }
+  if (next_.size() < items.size()) next_.resize(items.size());
+  for (size_t i = items.size(); i-- > 0;) {
+    if ((items[i] & 0xFFFFFFFFu) != kSelfOrigin) continue;
+    const Symbol sym = t.syms[static_cast<uint32_t>(items[i] >> 32)];
+    if (sym < 0) continue;  // a terminal or a production's end
+    const auto n = static_cast<size_t>(sym);
+    if (head_stamp_[n] != gen_) {
+      head_stamp_[n] = gen_;
+      head_[n] = -1;
+    }
+    next_[i] = head_[n];
+    head_[n] = static_cast<int32_t>(i);
+  }
+  for (; done < todo_.size(); ++done) {
+    const uint32_t n = todo_[done];
+    if (head_stamp_[n] != gen_) continue;
+    for (int32_t i = head_[n]; i >= 0; i = next_[static_cast<size_t>(i)]) {
+      reach(items[static_cast<size_t>(i)]);
+    }
+  }
+  // The projection is every item waiting for a nonterminal reached, in
+  // the items' order (sorted, and as free of duplicates as `items`).
+  out.clear();
+  for (const uint64_t it : items) {
+    const Symbol sym = t.syms[static_cast<uint32_t>(it >> 32)];
+    if (sym >= 0 && reached_stamp_[static_cast<size_t>(sym)] == gen_) out.push_back(it);
+  }
 }
 
 ChartNames::Serial::Serial() {
@@ -100,7 +156,7 @@ int32_t ChartNames::projection(const EarleyTables& t, size_t k, uint32_t a) {
   for (const auto& [x, name] : s.projs) {
     if (x == a) return name;
   }
-  project_items(t, s.items, a, todo_, scratch_);
+  projector_.project(t, s.items, a, scratch_);
   const int32_t name = intern(projection_key(scratch_, key_), holds_local_name(scratch_));
   s.projs.emplace_back(a, name);
   return name;

@@ -39,9 +39,22 @@ inline constexpr int32_t kLocalNames = int32_t{1} << 29;
 // The item list (pos << 32 | origin code) of a projection of a named set
 // on nonterminal `a`: the items waiting for `a` and, for those that began
 // in the set itself, those waiting for their left-hand sides, closed.
-// `items` is sorted; the result is sorted and deduplicated.
-void project_items(const EarleyTables& t, std::span<const uint64_t> items, uint32_t a,
-                   std::vector<uint32_t>& todo, std::vector<uint64_t>& out);
+// `items` is sorted; the result is sorted and deduplicated. A set is read
+// a bounded number of times however many nonterminals the closure reaches.
+class Projector {
+ public:
+  void project(const EarleyTables& t, std::span<const uint64_t> items, uint32_t a,
+               std::vector<uint64_t>& out);
+
+ private:
+  static constexpr size_t kScans = 3;  // nonterminals found by a scan each
+  // Per nonterminal, stamped with gen_: the first item waiting for it, and
+  // whether the closure has reached it. Per item: the next in its list.
+  std::vector<uint32_t> head_stamp_, reached_stamp_;
+  std::vector<int32_t> head_, next_;
+  std::vector<uint32_t> todo_;
+  uint32_t gen_ = 0;
+};
 
 class ChartNames {
  public:
@@ -86,7 +99,7 @@ class ChartNames {
   std::unordered_map<std::string, int32_t> local_ids_;
   std::deque<std::string> local_keys_;  // stable: key() hands out views
   std::vector<uint64_t> scratch_;
-  std::vector<uint32_t> todo_;
+  Projector projector_;
   std::string key_;
 };
 

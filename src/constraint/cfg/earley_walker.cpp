@@ -100,7 +100,7 @@ int32_t EarleyWalker::intern(bool in_seen) {
 }
 
 uint64_t EarleyWalker::project(std::span<const uint64_t> items, uint32_t a) {
-  project_items(*t_, items, a, todo_, scratch_);
+  projector_.project(*t_, items, a, scratch_);
   return intern_projection(scratch_);
 }
 
@@ -508,7 +508,14 @@ int32_t EarleyWalker::free_text_start(const TokenTrie& trie, std::span<uint32_t>
     if (child >= 0) votes.add(child, t_->class_ascii[c]);
   }
   const auto [star, best] = votes.best();
-  if (best < FreeText::kMinAscii || full_row(star) < 0) return -1;
+  if (best < FreeText::kMinAscii) return -1;
+  // Its loop bytes are among those it reads: too few of those, and its
+  // row (a step per byte class) need not be made to know.
+  const ByteSet& reads = states_[static_cast<size_t>(star)].next;
+  if (std::popcount(reads.w[0]) + std::popcount(reads.w[1]) < FreeText::kMinAscii ||
+      full_row(star) < 0) {
+    return -1;
+  }
   // Copies, not references: the UTF-8 checks below step, and a step may
   // grow the tables. Every class was stepped from star already, so its
   // loop set is complete.

@@ -181,6 +181,7 @@ class EarleyWalker {
   std::vector<uint32_t> seen_gen_;
   uint32_t gen_ = 0;
   std::vector<uint64_t> scratch_;
+  Projector projector_;
   std::vector<Closure> closures_;  // per nonterminal of t_
   std::vector<uint32_t> closure_pos_, closure_nts_, spill_pos_, spill_nts_;
   std::vector<uint32_t> pos_stamp_, nt_stamp_, predicted_;
