@@ -404,6 +404,15 @@ DIALECT = [
         ["foo<end>!", "foo<end>bar<end>!", "<end>!", "foo!", "<en<end>!"],
     ),
     ("start: n n\nn[lazy]: /[0-9]+/\n", ["12", "1", "123", "1a"]),
+    # stop reads as suffix (stop="" as one lexeme, not lazy); texts whose
+    # tokens end where the stop does (STOP_TOKEN_END below).
+    ('start: line+\nline[stop="\\n"]: /[a-z ]*/\n', ["ab\n", "ab\ncd ef\n", "ab", "a b\nc"]),
+    (
+        'start: "Q: " answer "."\nanswer[stop=/ END| STOP/]: /[A-Za-z ]*/\n',
+        ["Q: yes END.", "Q: no STOP.", "Q: yes.", "Q: a END b END.", "Q:  END."],
+    ),
+    ('start: a "X"\n%ignore " "\na[stop=""]: "ab" "cd"\n', ["abcdX", "ab cdX", "abcd X"]),
+    ('start: a "X"\na[stop=""]: /[a-z]*q/\n', ["helloqX", "hqelloqX", "qX", "X"]),
     (
         'start: WORD (" " WORD)*\nWORD: /[a-z]+/ & ~("if" | "else")\n',
         ["a b", "if", "iff else", "ifx elsex", "x if"],
@@ -432,6 +441,27 @@ def test_dialect_probes_match_llguidance(cli: str, tmp_path: pathlib.Path, case:
             # end of the text, llguidance at neither.
             out = g["text"].strip(" ") if "%ignore" in text else g["text"]
             assert oracle.accepts(matcher, out), g
+
+
+def test_stop_reads_as_suffix_where_llguidance_wants_a_token_end(
+    cli: str, tmp_path: pathlib.Path
+) -> None:
+    """Documented: llguidance hides a stop's text, so it refuses a token
+    that runs on past the stop; token masks see no hidden text, and nextok
+    reads stop as suffix. The same texts, tokenized apart at the stop, are
+    accepted by both (the probes above)."""
+    text = 'start: line+\nline[stop="\\n"]: /[a-z ]*/\n'
+    path = tmp_path / "stop.lark"
+    path.write_text(text, encoding="utf-8")
+    oracle = Oracle()
+    crossing = "ab\n\n"  # "\n\n" is one token: the first line's stop and the second's
+    assert len(oracle.tokenizer.encode(crossing, add_special_tokens=False).ids) == 2
+    assert not oracle.accepts(oracle.matcher(text), crossing)
+    ids = [oracle.tokenizer.token_to_id(t) for t in ("ab", "\u010a", "\u010a")]
+    m = oracle.matcher(text)
+    assert m.try_consume_tokens(ids) == len(ids) and m.is_accepting()
+    got = run(cli, str(path), [crossing], 0, 3, ())
+    assert [x["accepted"] for x in got if "accepted" in x] == [True]
 
 
 SPECIAL = [

@@ -170,14 +170,15 @@ class Compiler {
   }
 
   // llguidance's lexemes built as automata: a terminal using & or ~, a rule
-  // with [lazy] or [suffix=X]. The definition, or null for any other name.
+  // with [lazy], [suffix=X] or [stop=X]. The definition, or null for any
+  // other name.
   const Def* built(const std::string& name, Scope scope) {
     const Definitions& in = scope.common ? common_ : user_;
     const auto d = in.defs.find(name);
     if (d == in.defs.end()) return nullptr;
     const Def& def = d->second;
-    return def.lazy || !def.suffix.empty() || (def.terminal && uses_and_not(def.body)) ? &def
-                                                                                       : nullptr;
+    const bool lexeme = def.lazy || def.lexeme || !def.suffix.empty();
+    return lexeme || (def.terminal && uses_and_not(def.body)) ? &def : nullptr;
   }
   static bool uses_and_not(const Expr& e) {
     if (e.kind == Expr::Kind::kAnd || e.kind == Expr::Kind::kNot ||

@@ -20,12 +20,12 @@ class Vocabulary;
 namespace nextok::constraint::cfg {
 
 // The root is the rule `start`. llguidance's dialect is read too (%json,
-// %llguidance, {m,n}, lazy and suffix rules, & and ~ terminals, %regex
-// substrings, special tokens: docs/constraint-engine.md). Throws
+// %llguidance, {m,n}, lazy, suffix and stop rules, & and ~ terminals,
+// %regex substrings, special tokens: docs/constraint-engine.md). Throws
 // Error{kInvalidArgument, "grammar"} with "line:column: what" for a syntax
 // error, an undefined or twice defined name, a recursive terminal, a
 // missing `start` and what is not supported (imports from other modules
-// than `common`, @references, the stop/max_tokens/temperature options);
+// than `common`, @references, the max_tokens/temperature options);
 // Error{kUnsupported or kInvalidArgument, "pattern"} for a regex a DFA
 // cannot express; and the ConstraintLimits errors (max_grammar_nodes,
 // max_compile_ms, cancel). `vocab` resolves special tokens (<|eot_id|>,

@@ -82,6 +82,7 @@ class Syntax : Reader {
       d.body = std::move(body);
       d.at = start;
       d.lazy = opts.lazy;
+      d.lexeme = opts.lexeme;
       d.suffix = std::move(opts.suffix);
       defs.emplace(n, std::move(d));
     }
@@ -440,11 +441,15 @@ class Syntax : Reader {
   }
 
   // name[options]: llguidance's lexeme options. capture only names a part
-  // of the output; lazy and suffix make the body one lexeme that ends at
-  // its first possible end; the others (stop, max_tokens, temperature)
-  // hide output, count tokens or change the sampling, and are errors.
+  // of the output; lazy, suffix and stop make the body one lexeme that
+  // ends at its first possible end (stop="" one lexeme, not lazy). stop
+  // hides its text from llguidance's captures, which token masks do not
+  // see, so it reads as suffix (docs/constraint-engine.md, "llguidance's
+  // dialect"). max_tokens counts tokens and temperature changes the
+  // sampling: errors.
   struct Options {
     bool lazy = false;
+    bool lexeme = false;
     std::vector<Expr> suffix;  // empty or one
   };
   Options lexeme_options() {
@@ -472,14 +477,23 @@ class Syntax : Reader {
         }
       }
       if (key == "capture" || key == "stop_capture") return;
+      const bool ends = (key == "suffix" || key == "stop") && value;
+      if (ends && (!o.suffix.empty() || o.lexeme)) {
+        fail(at_opt, "a lexeme takes one stop or suffix");
+      }
       if (key == "lazy" && !value) {
         o.lazy = true;
-      } else if (key == "suffix" && value) {
+      } else if (ends && key == "stop" && value->kind == Expr::Kind::kLiteral &&
+                 value->text.empty()) {
+        o.lexeme = true;
+      } else if (ends) {
         o.suffix.push_back(std::move(*value));
       } else {
-        fail(at_opt,
-             "the lexeme option '" + key + "' is not supported (capture, lazy and suffix are)");
+        fail(at_opt, "the lexeme option '" + key +
+                         "' is not supported (capture, lazy, stop and suffix are; max_tokens "
+                         "counts tokens and temperature changes the sampling)");
       }
+      if (o.lexeme && o.lazy) fail(at_opt, "stop=\"\" and lazy cannot be used together");
     });
     return o;
   }

@@ -50,9 +50,11 @@ struct Def {
   Expr body;
   size_t at = 0;
   bool declared = false;  // %declare: a terminal with no pattern, so it matches nothing
-  // llguidance's [lazy] and [suffix=X]: the body (then X) is one lexeme that
-  // ends at its first possible end.
+  // llguidance's [lazy] and [suffix=X] (or [stop=X]): the body (then X) is
+  // one lexeme that ends at its first possible end. [stop=""]: the body is
+  // one lexeme, not lazy.
   bool lazy = false;
+  bool lexeme = false;
   std::vector<Expr> suffix;  // empty or one
 };
 
