@@ -14,7 +14,9 @@ XGrammar takes the GBNF text through compile_grammar (its EBNF reads GBNF),
 and has no Lark front-end; llguidance takes GBNF through its own
 gbnf_to_lark conversion, and Lark directly (grammar_from_lark, its lexer
 reading; `accepted` counts the texts it reads the way lark does).
-nextok runs through `nextok grammar-generate --walk --timing`.
+nextok runs through `nextok grammar-generate --walk --timing` (a process
+per grammar, C++ timings); `--engines nextok-py` runs it through its Python
+package in this process, timed as the anchors are.
 
     VENV/bin/python bench/grammar_anchor.py --cli build/rel/tools/nextok \\
         --tokenizer build/rel/tokenizers/llama3.1 --sdist build/rel/fixtures/llama_cpp_python-0.3.36.tar.gz
@@ -164,6 +166,42 @@ class XGrammar(Walker):
         m.accept_token(token)
 
 
+class NextokPy(Walker):
+    """nextok through its Python package, in this process like the anchors:
+    the same Python call around each mask, and a process whose caches the
+    earlier grammars' walks have warmed (the CLI row starts a process per
+    grammar, so its first mask also reads the trie from a cold cache)."""
+
+    name = "nextok-py"
+
+    def __init__(self, tokenizer_dir: str):
+        import nextok
+
+        self.nx = nextok
+        self.tokenizer = Tokenizer.from_file(str(Path(tokenizer_dir) / "tokenizer.json"))
+        self.info = nextok.TokenizerInfo.from_path(tokenizer_dir)
+        self.mask = np.zeros(nextok.bitmask_words(self.info.vocab_size), dtype=np.int32)
+        # The vocabulary's token index is built on first use; build it here,
+        # as the anchors build their tokenizer tables in __init__.
+        nextok.Grammar.regex("a", self.info)
+
+    def compile(self, kind, source):
+        g = self.nx.Grammar
+        if kind == "regex":
+            return g.regex(source, self.info)
+        return g.lark(source, self.info) if kind == "lark" else g.gbnf(source, self.info)
+
+    def start(self, compiled):
+        return self.nx.Matcher(compiled)
+
+    def fill(self, m):
+        m.fill_next_token_bitmask(self.mask)
+        return self.mask.view(np.uint32)
+
+    def consume(self, m, token):
+        m.accept_token(token)
+
+
 class Llguidance(Walker):
     name = "llguidance"
 
@@ -234,6 +272,8 @@ def main() -> int:
     for e in a.engines.split(","):
         if e == "nextok":
             engines.append(Nextok(a.cli, a.tokenizer))
+        elif e == "nextok-py":
+            engines.append(NextokPy(a.tokenizer))
         elif e == "xgrammar":
             engines.append(XGrammar(tok_json, vocab_size))
         elif e == "llguidance":
