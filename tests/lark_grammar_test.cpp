@@ -151,6 +151,8 @@ TEST(LarkGrammar, ErrorsNameLineAndColumn) {
       {"start: \"a\"{2 x}", "1:11: unexpected '{'"},
       {"start: <|eot_id|>", "1:8: the vocabulary has no token <|eot_id|>"},
       {"start: @sub", "1:8: references to other grammars (@name) are not supported"},
+      {"%llguidance {\"no_forcing\": \"x\"}\nstart: \"a\"",
+       "1:1: the %llguidance option no_forcing takes true or false, not \"x\""},
       {"foo[max_tokens=3]: /a/\nstart: foo",
        "1:5: the lexeme option 'max_tokens' is not supported"},
       {"foo[temperature=0.5]: /a/\nstart: foo", "1:5: the lexeme option 'temperature'"},

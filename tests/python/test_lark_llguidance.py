@@ -413,6 +413,14 @@ DIALECT = [
     ),
     ('start: a "X"\n%ignore " "\na[stop=""]: "ab" "cd"\n', ["abcdX", "ab cdX", "abcd X"]),
     ('start: a "X"\na[stop=""]: /[a-z]*q/\n', ["helloqX", "hqelloqX", "qX", "X"]),
+    # ignore_once: one ignored token at most between two lexemes.
+    (
+        (
+            '%llguidance {"ignore_once": true}\nstart: "a" WORD "c"\nWORD: /[a-z]+/\n'
+            '%ignore " "\n%ignore /#[^\\n]*\\n/\n'
+        ),
+        ["a xy c", "a  xy c", "a#k\nxy c", "a#k\n xy c", "a #k\nxy c", "a xy#k\nc", "a xy #k\n c"],
+    ),
     (
         'start: WORD (" " WORD)*\nWORD: /[a-z]+/ & ~("if" | "else")\n',
         ["a b", "if", "iff else", "ifx elsex", "x if"],

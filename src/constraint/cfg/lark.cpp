@@ -102,11 +102,13 @@ class Compiler {
     for (unsigned c = 0; c < 256; ++c) {
       if (const int32_t t = x.at(static_cast<size_t>(x.start), c); t >= 0) run.next[c] = 1 + t;
     }
+    // llguidance's ignore_once: no ignored token after another.
+    const bool again = !user_.llguidance.ignore_once;
     for (size_t q = 0; q < x.states; ++q) {
       run.accepting[1 + q] = x.accepting[q];
       for (unsigned c = 0; c < 256; ++c) {
         int32_t t = x.at(q, c);
-        if (t < 0 && x.accepting[q]) t = x.at(static_cast<size_t>(x.start), c);
+        if (t < 0 && x.accepting[q] && again) t = x.at(static_cast<size_t>(x.start), c);
         if (t >= 0) run.next[(1 + q) * 256 + c] = 1 + t;
       }
     }

@@ -45,22 +45,29 @@ size_t json_object_end(std::string_view src, size_t pos) {
   return std::string_view::npos;
 }
 
-std::string llguidance_options_error(std::string_view options) {
+std::string read_llguidance_options(std::string_view options, LlguidanceOptions& out) {
   nlohmann::json opts;
   try {
     opts = nlohmann::json::parse(options);
   } catch (const nlohmann::json::exception&) {
     return "%llguidance needs a JSON object of options";
   }
+  if (!opts.is_object()) return "%llguidance needs a JSON object of options";
   for (const auto& [k, v] : opts.items()) {
-    const bool off = v.is_boolean() && !v.get<bool>();
-    // No token is forced here; UTF-8 is enforced; ignored runs repeat.
-    if (k == "no_forcing" || (k == "allow_invalid_utf8" && off) ||
-        (k == "skip_repetition" && v == "repeat")) {
-      continue;
+    const bool flag = k == "no_forcing" || k == "ignore_once" || k == "allow_initial_skip" ||
+                      k == "allow_invalid_utf8";
+    if (flag && !v.is_boolean()) {
+      return "the %llguidance option " + k + " takes true or false, not " + v.dump();
     }
-    if (k == "allow_invalid_utf8" || k == "skip_repetition") {
-      return "the %llguidance option " + k + "=" + v.dump() + " is not supported";
+    // No token is forced here, and UTF-8 is always enforced. An ignored
+    // run at the start is read with or without allow_initial_skip
+    // (docs/constraint-engine.md, "llguidance's dialect").
+    if (k == "ignore_once") out.ignore_once = v.get<bool>();
+    if (k == "allow_invalid_utf8" && v.get<bool>()) {
+      return "the %llguidance option allow_invalid_utf8=true is not supported";
+    }
+    if (k == "skip_repetition" && v != "repeat") {
+      return "the %llguidance option skip_repetition=" + v.dump() + " is not supported";
     }
   }
   return {};

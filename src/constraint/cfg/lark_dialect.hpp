@@ -19,9 +19,15 @@ bool is_count_brace(std::string_view src, size_t pos);
 // (strings and nested brackets skipped), or npos when it never closes.
 size_t json_object_end(std::string_view src, size_t pos);
 
-// Why `%llguidance {options}` cannot be honoured here, or "" when every
-// option keeps the language (unknown ones are ignored, as llguidance does).
-std::string llguidance_options_error(std::string_view options);
+// `%llguidance {options}` as far as they change the language.
+struct LlguidanceOptions {
+  bool ignore_once = false;  // at most one %ignore'd token between two lexemes
+};
+
+// Reads `%llguidance {options}` into `out`; returns why they cannot be
+// honoured here, or "". Its boolean options must be booleans (as
+// llguidance checks); unknown ones are ignored, as llguidance does.
+std::string read_llguidance_options(std::string_view options, LlguidanceOptions& out);
 
 // The ids of <[1,5-9]> (inside the brackets): ids and inclusive ranges,
 // at most 65,536 ids. Negations and * would take text tokens, which a

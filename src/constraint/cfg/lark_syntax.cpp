@@ -436,7 +436,8 @@ class Syntax : Reader {
   }
 
   void llguidance_options(size_t start) {
-    const std::string why = llguidance_options_error(json_object(start, "%llguidance"));
+    const std::string why =
+        read_llguidance_options(json_object(start, "%llguidance"), out.llguidance);
     if (!why.empty()) fail(start, why);
   }
 

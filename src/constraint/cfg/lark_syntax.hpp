@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "constraint/cfg/cfg_builder.hpp"
+#include "constraint/cfg/lark_dialect.hpp"
 
 namespace nextok::constraint::cfg::lark {
 
@@ -62,6 +63,7 @@ struct Def {
 struct Definitions {
   std::map<std::string, Def, std::less<>> defs;
   std::vector<Expr> ignores;
+  LlguidanceOptions llguidance;
   std::map<std::string, std::pair<std::string, size_t>, std::less<>> imports;  // local → common
 };
 
