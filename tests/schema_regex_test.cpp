@@ -584,10 +584,13 @@ TEST(SchemaRegexFormats, ValidAndInvalidExamples) {
            {"10:30:00", "10:30Z", "24:00:00Z", "23:59:60Z", "1:00:00Z", "10:30:00+5:30"}},
           {"email",
            {"user.name+tag@example.com", "a@b", "x_y@sub.example.co.uk", "o'neil@example.org",
-            "first.last@xn-a.example"},
+            "first.last@xn-a.example", "joe@[127.0.0.1]", "joe@[IPv6:2001:db8::1]",
+            "\"joe bloggs\"@example.com", "\"joe..bloggs\"@example.com", "\"a@b\"@example.com",
+            "\"a\\\"b\"@example.com", "\"\"@example.com"},
            {"user@", "@example.com", ".user@example.com", "user.@example.com", "a..b@example.com",
             "user@-example.com", "user name@example.com", "user@exa_mple.com", "user@example..com",
-            "\"quoted\"@example.com"}},
+            "\"quoted@example.com", "\"a\"b\"@example.com", "\"a\\\"@example.com",
+            "joe@[127.0.0.300]", "joe@[2001:db8::1]", "joe@[IPv6:1.2.3.4]"}},
           {"hostname",
            {"example.com", "a", "host-name", "1host", "www.example.com", "a.b.c.d.e.f.g",
             "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijk.com"},
@@ -604,9 +607,10 @@ TEST(SchemaRegexFormats, ValidAndInvalidExamples) {
           {"uri",
            {"https://example.com/a/b?x=1#f", "urn:isbn:0451450523", "mailto:user@example.com",
             "http://[::1]:8080/", "file:///etc/hosts", "http://user:pw@host:80/p%20q",
-            "a:", "tag:example.com,2024:x"},
+            "a:", "tag:example.com,2024:x", "http://[v1.test]/", "http://[vF.a:b]"},
            {"example.com", "/relative/path", "1http://x", "http://exa mple.com",
-            "http://example.com/%zz", "http://[::1", "http://ex<ample>.com", ""}},
+            "http://example.com/%zz", "http://[::1", "http://ex<ample>.com", "", "http://[v1.]/",
+            "http://[vx.a]/", "http://[v1.a/b]/"}},
           {"uri-reference",
            {"https://example.com/a?b#c", "/relative/path", "a/b", "../x", "?q=1", "#frag", "",
             "//host/p", "a:b", "p%20q"},
@@ -644,7 +648,18 @@ TEST(SchemaRegexFormats, ValidAndInvalidExamples) {
     for (const char* v : invalid) EXPECT_FALSE(dfa.matches(v)) << format << " " << v;
   }
   EXPECT_EQ(format_regex("idn-hostname"), format_regex("hostname"));
-  EXPECT_EQ(format_regex("idn-email"), format_regex("email"));
+  // idn-email: RFC 6531's non-ASCII local parts, an ASCII domain.
+  const Dfa idn_email = Dfa::compile(*format_regex("idn-email"));
+  for (const char* v : {"\u03b4\u03bf\u03ba\u03b9\u03bc\u03ae@example.com",
+                        "\"\u03b4\u03bf\"@example.com", "caf\u00e9@example.com",
+                        "\u0085@example.com", "\U0001D54F@example.com", "joe@example.com"}) {
+    EXPECT_TRUE(idn_email.matches(v)) << v;
+  }
+  for (const char* v : {"\u00e9.@example.com", "a@caf\u00e9.com", "\u00e9 a@example.com"}) {
+    EXPECT_FALSE(idn_email.matches(v)) << v;
+  }
+  const Dfa email = Dfa::compile(*format_regex("email"));
+  EXPECT_FALSE(email.matches("caf\u00e9@example.com"));
   for (const char* f : {"iri", "iri-reference", "Date", "", "byte"}) {
     EXPECT_FALSE(format_regex(f).has_value()) << f;
   }
@@ -699,9 +714,24 @@ TEST(SchemaRegexFormats, RandomMatchesPassIndependentChecks) {
   });
   walk("hostname", [](const std::string& s) { return host_lengths_ok(s, 253); });
   walk("email", [](const std::string& s) {
-    const size_t at = s.find('@');
-    return s.size() <= 254 && at <= 64 && host_lengths_ok(s.substr(at + 1), 253) && s[0] != '.' &&
-           s[at - 1] != '.' && s.find("..") == std::string::npos;
+    const size_t at = s.rfind('@');
+    const std::string domain = s.substr(at + 1);
+    bool domain_ok = host_lengths_ok(domain, 253);
+    if (domain.starts_with('[') && domain.ends_with(']')) {  // an address literal
+      const std::string ip = domain.substr(1, domain.size() - 2);
+      in_addr a4;
+      in6_addr a6;
+      domain_ok = ip.starts_with("IPv6:") ? inet_pton(AF_INET6, ip.c_str() + 5, &a6) == 1
+                                          : inet_pton(AF_INET, ip.c_str(), &a4) == 1;
+    }
+    if (s[0] == '"') {  // a quoted local part: printable pairs, '"' and '\\' escaped
+      const size_t close = s.rfind('"', s.rfind('@'));
+      size_t k = 1;
+      while (k < close && s[k] >= ' ' && s[k] <= '~' && s[k] != '"') k += s[k] == '\\' ? 2 : 1;
+      return k == close && close <= 63 && s[close + 1] == '@' && domain_ok;  // <= 64 octets
+    }
+    return s.size() <= 254 && at <= 64 && domain_ok && s[0] != '.' && s[at - 1] != '.' &&
+           s.substr(0, at).find("..") == std::string::npos;
   });
 }
 

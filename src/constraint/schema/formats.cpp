@@ -93,11 +93,25 @@ std::string hostname(int max_total) {
 
 // --- Email (RFC 5321 Mailbox, dot-atom local part) --------------------------
 
-std::string email() {
-  const std::string atext = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]";
-  const std::string local = group({atext + "{1,64}", atext + "(?:\\.?" + atext + "){0,31}"});
+// idn: RFC 6531's local part, where every non-ASCII character is text too
+// (the domain stays an ASCII host name or an address literal).
+std::string email(bool idn) {
+  const std::string wide = idn ? "|[^\\x00-\\x7F]" : "";
+  const std::string atext = "(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]" + wide + ")";
+  // A dot-string, or a quoted string (section 4.1.2: printable ASCII, '"'
+  // and '\\' only as quoted pairs); 64 octets at most either way. A pair
+  // is two octets: up to 62 plain ones, or 31 characters when pairs occur
+  // (a longer quoted part with pairs is refused rather than miscounted).
+  const std::string qtext = "(?:[ !#-\\[\\]-~]" + wide + ")";
+  const std::string quoted =
+      group({"\"" + qtext + "{0,62}\"", "\"(?:" + qtext + "|\\\\[ -~]){0,31}\""});
+  const std::string local =
+      group({atext + "{1,64}", atext + "(?:\\.?" + atext + "){0,31}", quoted});
+  // A domain, or an address literal (section 4.1.3): [IPv4] or [IPv6:...].
   // 254 characters in all: 64 + "@" + 189.
-  return local + "@" + hostname(189);
+  const std::string domain =
+      group({hostname(189), "\\[" + ipv4() + "\\]", "\\[IPv6:" + ipv6() + "\\]"});
+  return local + "@" + domain;
 }
 
 // --- URI (RFC 3986 section 3, absolute with optional fragment) --------------
@@ -115,8 +129,11 @@ struct Rfc3986 {
   std::string segment = pchar + "*", segment_nz = pchar + "+";
   std::string query = "(?:" + pchar + "|[/?])*";
 
+  // IP-literal: an IPv6 address or IPvFuture ("v" 1*HEXDIG "." 1*( unreserved
+  // / sub-delims / ":" )) in brackets.
+  std::string ip_future = "v[0-9A-Fa-f]+\\.[" + unreserved_sub + ":-]+";
   std::string authority() const {
-    const std::string host = group({"\\[" + ipv6() + "\\]", reg_name});
+    const std::string host = group({"\\[" + group({ipv6(), ip_future}) + "\\]", reg_name});
     return "(?:" + userinfo + "@)?" + host + "(?::\\d*)?";
   }
   std::string tail() const { return "(?:\\?" + query + ")?(?:#" + query + ")?"; }
@@ -199,7 +216,7 @@ std::optional<std::string> format_regex(std::string_view format) {
   if (format == "date-time") return date() + "[Tt]" + time();
   if (format == "date") return date();
   if (format == "time") return time();
-  if (format == "email" || format == "idn-email") return email();
+  if (format == "email" || format == "idn-email") return email(format == "idn-email");
   if (format == "hostname" || format == "idn-hostname") return hostname(253);
   if (format == "ipv4") return ipv4();
   if (format == "ipv6") return ipv6();

@@ -13,20 +13,23 @@
 //   is kept by label-count schedules: up to 3 labels of up to 63 characters,
 //   up to 8 labels of up to 30, or up to 16 labels of up to 14.
 // - email: a dot-atom local part (up to 64 characters without dots; with
-//   dots, up to 32 non-dot characters) "@" a hostname-like domain, kept
+//   dots, up to 32 non-dot characters) or a quoted string (up to 62 plain
+//   characters, or 31 with quoted pairs) "@" a hostname-like domain, kept
 //   within RFC 5321's 254-character mailbox (domain schedules 2×63, 6×30 or
-//   12×14). No quoted local parts, no address literals.
+//   12×14), or an address literal ([IPv4], [IPv6:...]).
 // - uri: RFC 3986 absolute URI (scheme, optional authority with userinfo,
-//   reg-name or [IPv6] host and port, path, query, fragment), ASCII with
-//   percent-encoding; no IPvFuture literals. uri-reference: such a URI or
-//   an RFC 3986 relative reference.
+//   reg-name, [IPv6] or [IPvFuture] host and port, path, query, fragment),
+//   ASCII with percent-encoding. uri-reference: such a URI or an RFC 3986
+//   relative reference.
 // - json-pointer: RFC 6901; relative-json-pointer: a non-negative integer
 //   with no digit after a 0 (Python jsonschema's reading), then nothing, "#"
 //   or a JSON pointer (no index manipulation).
 // - uri-template: RFC 6570 level 4 in ASCII (no reserved operators = , ! @ |).
 // - ipv4: dotted decimal without leading zeros; ipv6: exactly the RFC 4291
 //   text forms (1-4 hex digits per group, "::", embedded IPv4), no zone id.
-// - idn-hostname and idn-email: the ASCII patterns above (sound subsets).
+// - idn-hostname: the ASCII pattern above (a sound subset); idn-email: the
+//   e-mail pattern with any non-ASCII character as local-part text (RFC
+//   6531), the domain still ASCII.
 // - uuid: 8-4-4-4-12 hex digits in either case.
 // - duration: exactly the RFC 3339 appendix A grammar (no fractions, parts
 //   in order, upper case), which ISO 8601 readers accept too.
