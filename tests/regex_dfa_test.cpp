@@ -339,6 +339,15 @@ TEST(RegexDfa, PythonSyntaxAndFlags) {
   EXPECT_FALSE(m("[^a]", "A", true));  // the class is closed before it is negated
   EXPECT_TRUE(m("(?i:a)b", "Ab"));
   EXPECT_FALSE(m("(?i:a)b", "AB"));
+  // Rust's escapes, which llguidance's Lark terminals use and Python's re
+  // refuses: \x{...}, \u{...}, \p{...}, \P{...} and \pL.
+  EXPECT_TRUE(m("\\x{41}\\u{1F600}", "A\xf0\x9f\x98\x80"));
+  EXPECT_TRUE(m("\\p{L}+", "\xc3\xa9a"));
+  EXPECT_FALSE(m("\\p{L}", "1"));
+  EXPECT_TRUE(m("\\P{L}", "1"));
+  EXPECT_TRUE(m("\\pL\\pN", "a1"));
+  EXPECT_TRUE(m("[\\p{Lu}\\d]+", "A1"));
+  EXPECT_THROW(Dfa::compile("\\x{}", py), nextok::Error);
   EXPECT_THROW(Dfa::compile("(?m)a", py), nextok::Error);
   EXPECT_THROW(Dfa::compile("(?P=x)", py), nextok::Error);
   EXPECT_THROW(Dfa::compile("(?<=a)b", py), nextok::Error);
@@ -346,6 +355,25 @@ TEST(RegexDfa, PythonSyntaxAndFlags) {
   // unsupported.
   EXPECT_THROW(Dfa::compile("(?s)a"), nextok::Error);
   EXPECT_THROW(Dfa::compile("b(?i)a"), nextok::Error);
+}
+
+// One quantifier an atom: ECMA-262 throws "nothing to repeat" on a second
+// (as JavaScript's RegExp does), Python reads a++ as possessive (a
+// different language) and a** as "multiple repeat". A lazy '?' and an
+// Annex B literal '{' are no second quantifier.
+TEST(RegexDfa, AQuantifierAfterAQuantifierIsAnError) {
+  nextok::constraint::RegexOptions py;
+  py.python = true;
+  for (const char* p : {"a++", "a**", "a*+", "a?+", "a{2}+", "a+*", "a{2}{3}", "a+?+", "(ab)*?*"}) {
+    EXPECT_THROW(Dfa::compile(p), nextok::Error) << p;
+    EXPECT_THROW(Dfa::compile(p, py), nextok::Error) << p;
+  }
+  EXPECT_TRUE(Dfa::compile("a+?").matches("aa"));
+  EXPECT_TRUE(Dfa::compile("a{2}?").matches("aa"));
+  EXPECT_TRUE(Dfa::compile("a*{").matches("aa{"));  // '{' no count: a literal
+  EXPECT_TRUE(Dfa::compile("a{,3}").matches("a{,3}"));
+  EXPECT_TRUE(Dfa::compile("(?:a+)+").matches("aaa"));
+  EXPECT_TRUE(Dfa::compile("a{,3}", py).matches("aaa"));
 }
 
 TEST(RegexDfa, SearchSemanticsAndAnchors) {

@@ -413,6 +413,16 @@ DIALECT = [
     ),
     ('start: a "X"\n%ignore " "\na[stop=""]: "ab" "cd"\n', ["abcdX", "ab cdX", "abcd X"]),
     ('start: a "X"\na[stop=""]: /[a-z]*q/\n', ["helloqX", "hqelloqX", "qX", "X"]),
+    # '#' comments, and terminals' regexes in Rust's syntax where Python's
+    # refuses it: \u{...}, \x{...}, \p{...}, \P{...}.
+    (
+        'start: item // a comment\nitem: "ok" W # another\n# a line of its own\nW: /[a-z]*/\n',
+        ["ok", "okab", "", "ok#"],
+    ),
+    (
+        "start: A B C D\nA: /\\u{1F600}+/\nB: /\\x{41}/\nC: /[\\p{Lu}\\d]+/\nD: /\\P{L}?/\n",
+        ["\U0001f600AB1", "\U0001f600\U0001f600AZ-", "AB1", "\U0001f600Ab", "\U0001f600AB1a"],
+    ),
     # ignore_once: one ignored token at most between two lexemes.
     (
         (
@@ -470,6 +480,29 @@ def test_stop_reads_as_suffix_where_llguidance_wants_a_token_end(
     assert m.try_consume_tokens(ids) == len(ids) and m.is_accepting()
     got = run(cli, str(path), [crossing], 0, 3, ())
     assert [x["accepted"] for x in got if "accepted" in x] == [True]
+
+
+def test_a_lazy_lexeme_wins_over_others_in_llguidance_only(
+    cli: str, tmp_path: pathlib.Path
+) -> None:
+    """Documented: llguidance's lexer ends a lazy lexeme as soon as it
+    matches and drops the lexemes that began with it, so free text (TEXT)
+    never holds a trigger where a lazy rule could start; nextok reads the
+    grammar as lark does, and "<call>" is also free text. Texts without
+    that ambiguity get the same verdicts (the probes above)."""
+    text = (
+        "start: tool* tail\ntail: TEXT\nhead[lazy]: /(\\n|.)*<call>/\n"
+        'tool: head /[0-9]+/ "</call>"\nTEXT: /(\\n|.)*/\n'
+    )
+    path = tmp_path / "lazy.lark"
+    path.write_text(text, encoding="utf-8")
+    oracle = Oracle()
+    m = oracle.matcher(text)
+    agreed = ["", "free text", "x<call>12</call>y"]
+    differs = ["<call>", "x<call>12</call><call>"]
+    assert [oracle.accepts(m, t) for t in agreed + differs] == [True] * 3 + [False] * 2
+    got = run(cli, str(path), agreed + differs, 0, 3, ())
+    assert [x["accepted"] for x in got if "accepted" in x] == [True] * 5
 
 
 SPECIAL = [

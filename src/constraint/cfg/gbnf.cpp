@@ -30,7 +30,8 @@ uint32_t add_code_point_class(Cfg& g, const CodeRanges& set, std::string name) {
 namespace {
 
 bool word_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || (c >= '0' && c <= '9');
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_' ||
+         (c >= '0' && c <= '9');
 }
 bool digit(char c) {
   return c >= '0' && c <= '9';

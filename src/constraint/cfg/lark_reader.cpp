@@ -11,7 +11,9 @@ namespace nextok::constraint::cfg::lark {
 void Reader::space(bool lines) {
   while (!eof()) {
     const char c = cur();
-    if (c == '/' && at(pos_ + 1) == '/') {
+    // `//` comments, and `#` ones as llguidance reads them (no Lark token
+    // holds a '#' outside strings and regexes).
+    if ((c == '/' && at(pos_ + 1) == '/') || c == '#') {
       while (!eof() && cur() != '\n') ++pos_;
     } else if (c == ' ' || c == '\t' || c == '\f' || (c == '\r' && at(pos_ + 1) == '\n') ||
                (lines && (c == '\n' || c == '\r'))) {

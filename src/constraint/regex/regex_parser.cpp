@@ -266,18 +266,20 @@ class Parser {
         cp = 0;
         return false;
       case 'x':
-        cp = hex(2);
-        return false;
       case 'u':
-        if (at('{') && !python_) {
+        // \u{...} is ECMA's u-mode escape; with python, \x{...} and \u{...}
+        // are Rust's (llguidance reads Lark terminals as Rust regexes), which
+        // Python's re refuses, so no Python pattern changes meaning.
+        if (at('{') && (c == 'u' || python_)) {
           ++i_;
           size_t n = 0;
           while (i_ + n < p_.size() && p_[i_ + n] != '}') ++n;
-          if (n == 0 || n > 6 || i_ + n >= p_.size()) fail("bad \\u{...} escape");
+          if (n == 0 || n > 6 || i_ + n >= p_.size())
+            fail(std::string("bad \\") + c + "{...} escape");
           cp = hex(n);
           ++i_;
         } else {
-          cp = hex(4);
+          cp = hex(c == 'x' ? 2 : 4);
         }
         if (cp > kMaxCodePoint) fail("code point out of range");
         return false;
@@ -287,15 +289,21 @@ class Parser {
       case 'p':
       case 'P': {
         // ECMA-262's u-mode reading, which validators of `pattern` use (and
-        // Rust's and Python's `regex`); Python's `re` has no such classes.
-        if (python_) unsupported("a Unicode property class");
-        if (!at('{')) fail(std::string("\\") + c + " needs a {name}");
-        const size_t close = p_.find('}', i_);
-        if (close == std::string_view::npos) fail("unterminated property name");
-        const std::string_view name = p_.substr(i_ + 1, close - i_ - 1);
+        // Rust's and Python's `regex`). Python's `re` has no such classes;
+        // with python they are Rust's, as llguidance reads Lark terminals
+        // (and \pL, one letter without braces, too).
+        std::string_view name;
+        if (python_ && i_ < p_.size() && p_[i_] != '{') {
+          name = p_.substr(i_++, 1);
+        } else {
+          if (!at('{')) fail(std::string("\\") + c + " needs a {name}");
+          const size_t close = p_.find('}', i_);
+          if (close == std::string_view::npos) fail("unterminated property name");
+          name = p_.substr(i_ + 1, close - i_ - 1);
+          i_ = close + 1;
+        }
         auto found = unicode_property(name);
         if (!found) unsupported("the Unicode property \"" + std::string(name) + "\"");
-        i_ = close + 1;
         set = c == 'p' ? std::move(*found) : complement(*found);
         return true;
       }
@@ -484,9 +492,29 @@ class Parser {
     return i_ > s;
   }
 
+  // Whether p_[i_..] begins a quantifier (a '{' that is no count is a
+  // literal, as in ECMA's Annex B).
+  bool at_quantifier() {
+    if (at('*') || at('+') || at('?')) return true;
+    if (!at('{')) return false;
+    const size_t save = i_++;
+    int n = 0;
+    const bool count = (python_ && at(',')) || number(n);
+    i_ = save;
+    return count;
+  }
+
   NodePtr repeat() {
     NodePtr a = atom();
-    while (i_ < p_.size()) {
+    // One quantifier an atom: ECMA-262 has no other ("nothing to repeat"),
+    // and Python reads `a++` as possessive, which a DFA of the greedy
+    // language would not be.
+    for (bool quantified = false; i_ < p_.size(); quantified = true) {
+      if (quantified && at_quantifier()) {
+        fail(!python_  ? "nothing to repeat: a quantifier follows another"
+             : at('+') ? "possessive quantifiers (a++, a*+) are not supported"
+                       : "multiple repeat: a quantifier follows another");
+      }
       int lo, hi;
       const char c = p_[i_];
       if (c == '*') {
