@@ -186,6 +186,11 @@ TEST(Grammar, GbnfSyntaxAsLlamaCppParsesIt) {
       small_index(), "root ::= \"\\n\\r\\t\\\\\\\"\\[\\]\\x41\\u00e9\\U0001F600\" [\\]a-]");
   EXPECT_TRUE(GrammarConstraint(e).completes_with("\n\r\t\\\"[]A\xc3\xa9\xf0\x9f\x98\x80]"));
   EXPECT_TRUE(GrammarConstraint(e).completes_with("\n\r\t\\\"[]A\xc3\xa9\xf0\x9f\x98\x80-"));
+  // '_' in names, as XGrammar's EBNF (what vLLM and SGLang pass) allows.
+  const auto u = Grammar::gbnf(small_index(), "root ::= basic_value
+                                              basic_value ::
+                                                  = \"a\"+\n");
+  EXPECT_TRUE(GrammarConstraint(u).completes_with("aa"));
 }
 
 TEST(Grammar, HostileGrammarsStayBounded) {
