@@ -187,9 +187,7 @@ TEST(Grammar, GbnfSyntaxAsLlamaCppParsesIt) {
   EXPECT_TRUE(GrammarConstraint(e).completes_with("\n\r\t\\\"[]A\xc3\xa9\xf0\x9f\x98\x80]"));
   EXPECT_TRUE(GrammarConstraint(e).completes_with("\n\r\t\\\"[]A\xc3\xa9\xf0\x9f\x98\x80-"));
   // '_' in names, as XGrammar's EBNF (what vLLM and SGLang pass) allows.
-  const auto u = Grammar::gbnf(small_index(), "root ::= basic_value
-                                              basic_value ::
-                                                  = \"a\"+\n");
+  const auto u = Grammar::gbnf(small_index(), "root ::= basic_value\nbasic_value ::= \"a\"+\n");
   EXPECT_TRUE(GrammarConstraint(u).completes_with("aa"));
 }
 
