@@ -509,18 +509,17 @@ int32_t EarleyWalker::free_text_start(const TokenTrie& trie, std::span<uint32_t>
   }
   const auto [star, best] = votes.best();
   if (best < FreeText::kMinAscii) return -1;
+  const auto few_ascii = [](const ByteSet& b) {
+    return std::popcount(b.w[0]) + std::popcount(b.w[1]) < FreeText::kMinAscii;
+  };
   // Its loop bytes are among those it reads: too few of those, and its
   // row (a step per byte class) need not be made to know.
-  const ByteSet& reads = states_[static_cast<size_t>(star)].next;
-  if (std::popcount(reads.w[0]) + std::popcount(reads.w[1]) < FreeText::kMinAscii ||
-      full_row(star) < 0) {
-    return -1;
-  }
+  if (few_ascii(states_[static_cast<size_t>(star)].next) || full_row(star) < 0) return -1;
   // Copies, not references: the UTF-8 checks below step, and a step may
   // grow the tables. Every class was stepped from star already, so its
   // loop set is complete.
   const ByteSet loop = loops_[static_cast<size_t>(star)];
-  if (std::popcount(loop.w[0]) + std::popcount(loop.w[1]) < FreeText::kMinAscii) return -1;
+  if (few_ascii(loop)) return -1;
   const int8_t verdict = states_[static_cast<size_t>(star)].closed;
   const bool closed = verdict >= 0 ? verdict == 1 : utf8_closed(star, 1);
   FreeText& f = free_;
