@@ -29,9 +29,11 @@ void release_free_memory() {
 #endif
 }
 
-void limit_malloc_arenas([[maybe_unused]] int arenas) {
+void set_server_heap_policy([[maybe_unused]] int arenas) {
 #if defined(__GLIBC__)
   mallopt(M_ARENA_MAX, arenas);
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 20);
 #endif
 }
 
