@@ -171,6 +171,20 @@ std::shared_ptr<const Grammar> Grammar::make(std::unique_ptr<Impl> impl, size_t 
   impl->compile_bytes = compile_bytes;
   std::shared_ptr<Grammar> out(new Grammar());
   out->impl_ = std::move(impl);
+  // The start state's mask is made here, into the memo, as XGrammar makes its
+  // masks at compile time: engines compile off the decode path (vLLM's
+  // compile threads, the server's background pool), so every request's first
+  // mask is then a copy, and the walker it used starts warm. A grammar whose
+  // first mask fails (max_parse_items) compiles; its first step_mask reports
+  // the error, as it did before.
+  if (out->impl_->memo->enabled()) {
+    try {
+      GrammarConstraint first(out);
+      std::vector<uint32_t> mask(bitmask_words(out->impl_->index->vocab().size()));
+      first.step_mask(mask);
+    } catch (const Error&) {
+    }
+  }
   return out;
 }
 

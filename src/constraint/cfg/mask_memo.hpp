@@ -34,6 +34,8 @@ class MaskMemo {
   // number of one automaton) into `out` and returns true, or returns false.
   bool find(int32_t name, std::span<uint32_t> out);
   void store(int32_t name, std::span<const uint32_t> mask);
+  // False when the budget is 0 (memo off).
+  bool enabled() const noexcept { return masks_budget_ > 0; }
 
  private:
   struct Entry {
