@@ -191,6 +191,38 @@ TEST(Grammar, GbnfSyntaxAsLlamaCppParsesIt) {
   EXPECT_TRUE(GrammarConstraint(u).completes_with("aa"));
 }
 
+// Compiling makes the start state's mask (into the memo). A grammar whose
+// first mask fails still compiles; the matcher reports the error, as it
+// did when the first mask was made at the first step.
+TEST(Grammar, AStartMaskPastTheLimitsFailsAtTheMatcherNotTheCompile) {
+  // Recursive, so Earley reads it (a regular grammar runs on its DFA).
+  std::string wide = "root ::= \"(\" root \")\"";
+  for (int k = 0; k < 100; ++k) wide += " | \"a" + std::to_string(k) + "\"";
+  nextok::ConstraintLimits few;
+  few.max_parse_items = 64;  // the start set predicts 100 alternatives
+  std::shared_ptr<const Grammar> g;
+  ASSERT_NO_THROW(g = Grammar::gbnf(small_index(), wide, few));
+  std::vector<uint32_t> mask(nextok::bitmask_words(small_index()->vocab().size()));
+  try {
+    GrammarConstraint c(g);
+    c.step_mask(mask);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("max_parse_items"), std::string::npos) << e.what();
+  }
+  // Within the limits, the mask made at compile is the one a matcher gets.
+  const auto ok = Grammar::gbnf(small_index(), wide);
+  GrammarConstraint c(ok);
+  c.step_mask(mask);
+  const auto a = small_index()->vocab().find("a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_TRUE(nextok::bitmask_allows(mask, *a));
+  const auto x = small_index()->vocab().find("x");
+  ASSERT_TRUE(x.has_value());
+  EXPECT_FALSE(nextok::bitmask_allows(mask, *x));
+}
+
 TEST(Grammar, HostileGrammarsStayBounded) {
   using Clock = std::chrono::steady_clock;
   // A huge alternation: past max_grammar_nodes, a clear error.
