@@ -300,6 +300,7 @@ GrammarNode Compiler::build(std::vector<Part>& parts, size_t depth) {
       return alt;
     }
   }
+  add_unevaluated(parts);
   return plain(parts, depth);
 }
 
@@ -369,6 +370,7 @@ const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
   const json* else_ = p.j->contains("else") ? &p.j->at("else") : nullptr;
   const char* then_kw = "then";
   const char* else_kw = "else";
+  bool swapped = false;
   // if: {not: s} is if: s with the branches swapped.
   auto only_not = [](const json& t) {
     if (!t.is_object() || !t.contains("not")) return false;
@@ -378,6 +380,7 @@ const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
   };
   while (only_not(*test)) {
     test = &(*test)["not"];
+    swapped = !swapped;
     std::swap(then_, else_);
     std::swap(then_kw, else_kw);
   }
@@ -446,6 +449,9 @@ const std::vector<Compiler::Case>& Compiler::if_cases(const Part& p) {
   json taken = {{"type", "object"}, {"properties", props}};
   if (required) taken["required"] = json::array({key});
   add_case(std::move(taken), then_, then_kw);
+  // Where this case holds, so does the `if` as written: its annotations count
+  // (add_unevaluated).
+  if (!swapped) if_holds_[cases.back().test.get()] = &p.j->at("if");
   add_case({{"type", "object"}, {"required", json::array({key})}, {"properties", not_props}}, else_,
            else_kw);
   if (required)

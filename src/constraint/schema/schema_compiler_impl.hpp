@@ -39,8 +39,7 @@ namespace nextok::constraint::schema_detail {
 using json = nlohmann::json;
 
 // Keywords that constrain but are not enforced: strict mode rejects them.
-inline constexpr const char* kUnsupported[] = {"unevaluatedProperties", "unevaluatedItems",
-                                               "$dynamicRef", "$recursiveRef"};
+inline constexpr const char* kUnsupported[] = {"$dynamicRef", "$recursiveRef"};
 
 // The distinct options of an anyOf through nested anyOf (what the matcher
 // forks into at its first byte).
@@ -79,7 +78,8 @@ class Compiler {
     kExpanded = 4,
     kIfDone = 8,
     kDepsDone = 16,
-    kNotRewritten = 32
+    kNotRewritten = 32,
+    kUnevaluatedDone = 64  // unevaluatedProperties/Items stand as parts (add_unevaluated)
   };
   struct Part {
     const json* j;
@@ -245,6 +245,17 @@ class Compiler {
   const std::vector<DependentCase>& dependent_cases(const Part& p);
   static constexpr size_t kMaxDependentSchemas = 5;
   GrammarNode plain(std::vector<Part>& parts, size_t depth);
+  // unevaluatedProperties/Items as parts over what the conjunction's parts
+  // evaluate (unevaluated.cpp); called once the alternatives are distributed.
+  void add_unevaluated(std::vector<Part>& parts);
+  // `{"$ref": ...}` to a subschema where it is written (its $refs resolve
+  // there), or a boolean schema as it is.
+  json in_place(const json& schema);
+  // A schema the compiler makes, one object per content (memo keys hold it).
+  const json* made(json schema);
+  std::map<const json*, std::string> in_place_refs_;
+  std::map<const json*, const json*> if_holds_;  // a made case test -> the `if` it proves
+  std::map<std::string, std::unique_ptr<const json>> made_schemas_;
   // Lexeme alternatives become one leaf (their DFAs' union), so the matcher
   // reads them as one lexeme instead of carrying a configuration per
   // alternative (which it caps, refusing the rest): always from
