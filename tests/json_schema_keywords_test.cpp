@@ -1343,8 +1343,8 @@ TEST(JsonSchemaKeywords, StrictModeRejectsUnenforcedKeywords) {
             "unsupported /maxContains");
   EXPECT_EQ(schema_error(R"({"propertyNames":{"not":{"const":"a"}}})"),
             "unsupported /propertyNames/not");
-  EXPECT_EQ(schema_error(R"({"unevaluatedProperties":false})"),
-            "unsupported /unevaluatedProperties");
+  EXPECT_EQ(schema_error(R"({"contains":{"type":"integer"},"unevaluatedItems":false})"),
+            "unsupported /unevaluatedItems");
   EXPECT_EQ(schema_error(R"({"type":"array","uniqueItems":true})"), "unsupported /uniqueItems");
   EXPECT_EQ(schema_error(R"({"properties":{"a b/c":{"not":{"format":"email"}}}})"),
             "unsupported /properties/a b~1c/not");
@@ -1356,6 +1356,37 @@ TEST(JsonSchemaKeywords, StrictModeRejectsUnenforcedKeywords) {
   schema_test::expect_texts(g, {"[1,1]"}, {R"("x")"});
   // uniqueItems false constrains nothing.
   expect_schema(R"({"uniqueItems":false})", {"[1,1]"}, {});
+}
+
+// What a part's unevaluated* keyword sees as evaluated: its in-place
+// subschemas (allOf, $ref, the oneOf branch that holds, then/else), not its
+// siblings' (test_unevaluated_fuzz.py checks random ones against jsonschema).
+TEST(JsonSchemaKeywords, UnevaluatedKeywordsSeeTheirInPlaceSubschemas) {
+  SCHEMA_TEST_NEEDS_LLAMA();
+  expect_schema(R"({"$ref":"#/$defs/base","properties":{"b":true},"unevaluatedProperties":false,
+                    "$defs":{"base":{"properties":{"a":{"type":"integer"}}}}})",
+                {R"({"a":1,"b":"x"})", "{}", "5"}, {R"({"c":1})", R"({"a":"x"})"});
+  expect_schema(R"({"oneOf":[{"properties":{"t":{"const":1},"x":true},"required":["t"]},
+                             {"properties":{"t":{"const":2},"y":true},"required":["t"]}],
+                    "unevaluatedProperties":false})",
+                {R"({"t":1,"x":0})", R"({"t":2,"y":0})"}, {R"({"t":1,"y":0})", R"({"t":2,"x":0})"});
+  // A sibling's properties are not the owner's: only "a" is evaluated for it.
+  expect_schema(R"({"allOf":[{"properties":{"a":true},"unevaluatedProperties":false},
+                             {"properties":{"b":true}}]})",
+                {R"({"a":1})"}, {R"({"b":1})"});
+  // additionalProperties among them evaluates every name.
+  expect_schema(R"({"allOf":[{"additionalProperties":{"type":"integer"}}],
+                    "unevaluatedProperties":false})",
+                {R"({"z":1})"}, {R"({"z":"x"})"});
+  // A failed if's names are not evaluated: {"k":2} has k unevaluated.
+  expect_schema(R"({"if":{"properties":{"k":{"const":1}},"required":["k"]},
+                    "then":{"properties":{"p":true}},"else":{"properties":{"q":true}},
+                    "unevaluatedProperties":false})",
+                {R"({"k":1,"p":0})", R"({"q":0})"},
+                {R"({"k":1,"q":0})", R"({"k":2,"p":0})", R"({"k":2,"q":0})"});
+  expect_schema(R"({"prefixItems":[true],"allOf":[{"prefixItems":[true,{"type":"string"}]}],
+                    "unevaluatedItems":{"type":"integer"}})",
+                {R"([null,"s",1,2])", "[]"}, {R"([null,"s","t"])", R"([null,1])"});
 }
 
 TEST(JsonSchemaKeywords, AnnotationsAndUnknownKeywordsAreIgnored) {
