@@ -1384,6 +1384,10 @@ TEST(JsonSchemaKeywords, UnevaluatedKeywordsSeeTheirInPlaceSubschemas) {
                     "unevaluatedProperties":false})",
                 {R"({"k":1,"p":0})", R"({"q":0})"},
                 {R"({"k":1,"q":0})", R"({"k":2,"p":0})", R"({"k":2,"q":0})"});
+  // Both keywords on one part, each over its own evaluated set.
+  expect_schema(R"({"properties":{"a":true},"prefixItems":[true],"unevaluatedProperties":false,
+                    "unevaluatedItems":false})",
+                {R"({"a":1})", "[1]", "{}", "[]"}, {R"({"b":1})", "[1,2]"});
   expect_schema(R"({"prefixItems":[true],"allOf":[{"prefixItems":[true,{"type":"string"}]}],
                     "unevaluatedItems":{"type":"integer"}})",
                 {R"([null,"s",1,2])", "[]"}, {R"([null,"s","t"])", R"([null,1])"});

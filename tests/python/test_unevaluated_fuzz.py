@@ -1,12 +1,13 @@
 """unevaluatedProperties and unevaluatedItems against Python `jsonschema`
 (Draft 2020-12) on random schemas: the keywords beside properties,
 patternProperties, prefixItems, allOf, $ref, oneOf on a tag, if/then/else,
-dependentSchemas and nested unevaluated keywords, and random objects and
-arrays. Every compiled schema must refuse every invalid value. Without
-anyOf the engine's reading is exact, so it must also accept every valid
-one; with anyOf it counts the chosen branch's names where the spec counts
-every valid branch's (docs/constraint-engine.md), so there it need only be
-sound. Fixed seed; NEXTOK_FUZZ_SEED and NEXTOK_FUZZ_CASES widen the run."""
+dependentSchemas, nested unevaluated keywords and both keywords on one
+schema, and random objects and arrays. Every compiled schema must refuse
+every invalid value. Without anyOf the engine's reading is exact, so it
+must also accept every valid one; with anyOf it counts the chosen branch's
+names where the spec counts every valid branch's (docs/constraint-engine.md),
+so there it need only be sound. Fixed seed; NEXTOK_FUZZ_SEED and
+NEXTOK_FUZZ_CASES widen the run."""
 
 from __future__ import annotations
 
@@ -105,7 +106,16 @@ class Gen:
 
     def schema(self) -> dict[str, Any]:
         rng = self.rng
-        if rng.random() < 0.65:
+        if rng.random() < 0.15:  # both keywords on one schema
+            s = self.obj()
+            for k, v in self.arr().items():
+                if k == "allOf":
+                    s.setdefault("allOf", []).extend(v)
+                else:
+                    s.setdefault(k, v)
+            s["unevaluatedProperties"] = rng.choice([False, {"type": "integer"}])
+            s["unevaluatedItems"] = rng.choice([False, {"type": "integer"}])
+        elif rng.random() < 0.65:
             s = self.obj()
             s["unevaluatedProperties"] = rng.choice([False, {"type": "integer"}, {"const": "x"}])
         else:

@@ -29,6 +29,11 @@ struct Evaluated {
 }  // namespace
 
 void Compiler::add_unevaluated(std::vector<Part>& parts) {
+  const auto owns = [](const Part& p) {
+    return !(p.done & kUnevaluatedDone) && p.j->is_object() &&
+           (p.j->contains("unevaluatedProperties") || p.j->contains("unevaluatedItems"));
+  };
+  if (std::none_of(parts.begin(), parts.end(), owns)) return;
   std::set<const json*> present;
   for (const auto& p : parts) {
     present.insert(p.j);
@@ -37,11 +42,10 @@ void Compiler::add_unevaluated(std::vector<Part>& parts) {
   }
   const size_t n = parts.size();
   for (size_t k = 0; k < n; ++k) {
-    if (parts[k].done & kUnevaluatedDone || !parts[k].j->is_object()) continue;
+    if (!owns(parts[k])) continue;
     const json& owner = *parts[k].j;
     const auto up = owner.find("unevaluatedProperties");
     const auto ui = owner.find("unevaluatedItems");
-    if (up == owner.end() && ui == owner.end()) continue;
     parts[k].done |= kUnevaluatedDone;
     // The owner and its in-place subschemas among the parts, breadth first.
     Evaluated e;
@@ -83,8 +87,11 @@ void Compiler::add_unevaluated(std::vector<Part>& parts) {
       for (const char* kw : {"if", "then", "else"}) {
         if (auto it = x.find(kw); it != x.end()) visit(*it);
       }
-      if (auto it = x.find("dependentSchemas"); it != x.end() && it->is_object()) {
-        for (const auto& [_, s] : it->items()) visit(s);
+      // dependentSchemas, and draft 7's schema-form dependencies.
+      for (const char* kw : {"dependentSchemas", "dependencies"}) {
+        if (auto it = x.find(kw); it != x.end() && it->is_object()) {
+          for (const auto& [_, s] : it->items()) visit(s);
+        }
       }
       if (auto it = x.find("$ref"); it != x.end() && it->is_string()) {
         try {
@@ -94,7 +101,7 @@ void Compiler::add_unevaluated(std::vector<Part>& parts) {
         }
       }
     }
-    const std::string& at = parts[k].ptr;
+    const std::string at = parts[k].ptr;  // a copy: parts grows below
     if (up != owner.end() && !e.all_properties) {
       json rest = json::object();
       for (const auto& name : e.names) rest["properties"][name] = true;
