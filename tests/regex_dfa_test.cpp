@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "constraint/regex/dfa.hpp"
+#include "constraint/regex/regex_parser.hpp"
 #include "constraint/trie/token_trie.hpp"
 #include "nextok/error.hpp"
 #include "nextok/mask.hpp"
@@ -308,6 +309,21 @@ TEST(RegexDfa, NoLetterDigitOrCaseBeyondPlaneThree) {
   }
   // And the scan itself sees them: plane 3 has letters (CJK extension G).
   EXPECT_EQ(utf8proc_category(0x30000), UTF8PROC_CATEGORY_LO);
+}
+
+// The case table scans planes 0-1 only: no cased code point lies beyond.
+TEST(RegexDfa, NoCasedCodePointBeyondPlaneOne) {
+  size_t found = 0;
+  for (uint32_t cp = 0x20000; cp <= 0x10FFFF && found <= 5; ++cp) {
+    const auto c = static_cast<utf8proc_int32_t>(cp);
+    if (utf8proc_tolower(c) != c || utf8proc_toupper(c) != c) {
+      ++found;
+      ADD_FAILURE() << "U+" << std::hex << cp;
+    }
+  }
+  // The last cased block (Adlam) is in the scan: U+1E900 lowers to U+1E922.
+  EXPECT_EQ(nextok::constraint::regex::case_closed({{0x1E900, 0x1E900}}),
+            (nextok::constraint::regex::CodeSet{{0x1E900, 0x1E900}, {0x1E922, 0x1E922}}));
 }
 
 TEST(RegexDfa, PythonSyntaxAndFlags) {

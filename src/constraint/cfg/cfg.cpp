@@ -1,6 +1,7 @@
 #include "constraint/cfg/cfg.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "nextok/error.hpp"
 
@@ -14,6 +15,47 @@ Symbol Cfg::terminal(const ByteSet& s) {
   }
   terminals.push_back(s);
   return terminal_symbol(static_cast<uint32_t>(terminals.size() - 1));
+}
+
+ByteClasses byte_classes(std::vector<ByteSet> sets) {
+  // Partition refinement: split every class by each distinct set in turn
+  // (a byte signature per set in a map cost most of a Lark compile).
+  const auto less = [](const ByteSet& a, const ByteSet& b) { return a.w < b.w; };
+  std::sort(sets.begin(), sets.end(), less);
+  sets.erase(std::unique(sets.begin(), sets.end()), sets.end());
+  ByteSet all;
+  all.w.fill(~uint64_t{0});
+  std::vector<ByteSet> parts = {all};
+  for (const ByteSet& s : sets) {
+    for (size_t i = 0, n = parts.size(); i < n && parts.size() < 256; ++i) {
+      ByteSet in, out;
+      for (size_t k = 0; k < 4; ++k) {
+        in.w[k] = parts[i].w[k] & s.w[k];
+        out.w[k] = parts[i].w[k] & ~s.w[k];
+      }
+      if (in.empty() || out.empty()) continue;
+      parts[i] = in;
+      parts.push_back(out);
+    }
+  }
+  std::array<uint32_t, 256> part_of{};
+  for (size_t i = 0; i < parts.size(); ++i) {
+    for (size_t k = 0; k < 4; ++k) {
+      for (uint64_t w = parts[i].w[k]; w != 0; w &= w - 1)
+        part_of[k * 64 + static_cast<size_t>(std::countr_zero(w))] = static_cast<uint32_t>(i);
+    }
+  }
+  ByteClasses out;
+  std::vector<uint32_t> id(parts.size(), UINT32_MAX);
+  for (unsigned b = 0; b < 256; ++b) {
+    uint32_t& c = id[part_of[b]];
+    if (c == UINT32_MAX) {
+      c = static_cast<uint32_t>(out.rep.size());
+      out.rep.push_back(static_cast<uint8_t>(b));
+    }
+    out.of[b] = c;
+  }
+  return out;
 }
 
 size_t Cfg::size() const noexcept {

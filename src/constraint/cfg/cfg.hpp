@@ -23,6 +23,14 @@ struct ByteSet {
   bool operator==(const ByteSet&) const = default;
 };
 
+// Bytes that every one of some sets holds alike share a class; classes are
+// numbered in the order of their lowest byte.
+struct ByteClasses {
+  std::array<uint32_t, 256> of{};  // per byte
+  std::vector<uint8_t> rep;        // per class: its lowest byte
+};
+ByteClasses byte_classes(std::vector<ByteSet> sets);
+
 // A symbol: >= 0 is a nonterminal id, < 0 the terminal ~symbol.
 using Symbol = int32_t;
 inline Symbol terminal_symbol(uint32_t t) {

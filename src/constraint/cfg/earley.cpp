@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <map>
 #include <string>
 
 #include "nextok/error.hpp"
@@ -34,17 +33,10 @@ EarleyTables::EarleyTables(const Cfg& g) : terminals(g.terminals) {
     prod_begin[a + 1] = prod_begin[a] + static_cast<uint32_t>(per[a].size());
     prods.insert(prods.end(), per[a].begin(), per[a].end());
   }
-  // Byte classes: a byte's signature is the terminals holding it.
-  std::map<std::vector<bool>, uint8_t> by_signature;
-  for (unsigned b = 0; b < 256; ++b) {
-    std::vector<bool> sig(terminals.size());
-    for (size_t t = 0; t < terminals.size(); ++t)
-      sig[t] = terminals[t].has(static_cast<uint8_t>(b));
-    auto [it, fresh] =
-        by_signature.try_emplace(std::move(sig), static_cast<uint8_t>(by_signature.size()));
-    byte_class[b] = it->second;
-  }
-  classes = static_cast<uint32_t>(by_signature.size());
+  // Byte classes: bytes that every terminal holds alike.
+  const ByteClasses bc = byte_classes(terminals);
+  for (unsigned b = 0; b < 256; ++b) byte_class[b] = static_cast<uint8_t>(bc.of[b]);
+  classes = static_cast<uint32_t>(bc.rep.size());
   class_bytes.assign(classes, {});
   for (unsigned b = 0; b < 256; ++b) class_bytes[byte_class[b]].add(static_cast<uint8_t>(b));
   class_ascii.assign(classes, 0);

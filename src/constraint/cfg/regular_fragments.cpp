@@ -73,30 +73,23 @@ class NfaBuilder {
     ChargedBytes charged;
     const auto spent = [&] { return steps_ > max_steps; };
     // Classes: bytes with the same membership in every edge's set.
-    std::vector<const ByteSet*> sets;
+    std::vector<ByteSet> sets;
     for (const auto& out : edges_) {
-      for (const auto& [set, to] : out) sets.push_back(&set);
+      for (const auto& [set, to] : out) sets.push_back(set);
     }
     steps_ += 2 * 256 * (sets.size() + 1);  // the signatures, then each edge's classes
     if (spent()) return std::nullopt;
-    std::array<uint32_t, 256> class_of{};
-    std::map<std::vector<bool>, uint32_t> class_ids;
-    for (unsigned b = 0; b < 256; ++b) {
-      std::vector<bool> sig(sets.size());
-      for (size_t k = 0; k < sets.size(); ++k) sig[k] = sets[k]->has(static_cast<uint8_t>(b));
-      class_of[b] =
-          class_ids.emplace(std::move(sig), static_cast<uint32_t>(class_ids.size())).first->second;
-    }
-    const size_t classes = class_ids.size();
+    const ByteClasses bc = byte_classes(std::move(sets));
+    const auto& class_of = bc.of;
+    const size_t classes = bc.rep.size();
+    // Each edge's classes: its set holds a class whole or not at all.
     std::vector<std::vector<std::vector<uint32_t>>> edge_classes(edges_.size());
     for (size_t s = 0; s < edges_.size(); ++s) {
       for (const auto& [set, to] : edges_[s]) {
         std::vector<uint32_t> cs;
-        for (unsigned b = 0; b < 256; ++b) {
-          if (set.has(static_cast<uint8_t>(b))) cs.push_back(class_of[b]);
+        for (size_t c = 0; c < classes; ++c) {
+          if (set.has(bc.rep[c])) cs.push_back(static_cast<uint32_t>(c));
         }
-        std::sort(cs.begin(), cs.end());
-        cs.erase(std::unique(cs.begin(), cs.end()), cs.end());
         edge_classes[s].push_back(std::move(cs));
       }
     }
