@@ -35,6 +35,7 @@ struct Args {
   // Now and then pick among allowed tokens holding one of these bytes
   // (closing quotes, brackets, newlines), so that most walks end in time.
   std::string close_bytes;
+  bool close_special = false;
   float close_p = 0.0f;
   bool timing = false;
   bool parse_special = false;
@@ -63,14 +64,17 @@ int run(const Args& a) {
   print({{"compiled_ms", us_since(c0) / 1000.0}});
   std::vector<uint32_t> mask(bitmask_words(vocab.size())), closes(mask.size()),
       closing(mask.size());
-  for (uint32_t id = 0; id < vocab.size() && !a.close_bytes.empty(); ++id) {
-    if (vocab.bytes(id).find_first_of(a.close_bytes) != std::string_view::npos)
+  for (uint32_t id = 0; id < vocab.size() && (!a.close_bytes.empty() || a.close_special); ++id) {
+    const bool special = a.close_special && vocab.is_special(id) && !vocab.is_eos(id);
+    if (special || (!a.close_bytes.empty() &&
+                    vocab.bytes(id).find_first_of(a.close_bytes) != std::string_view::npos))
       closes[id >> 5] |= 1u << (id & 31);
   }
   for (size_t k = 0; k < a.count; ++k) {
     Pcg32 rng = Pcg32::for_seed(a.seed + k);
     GrammarConstraint c(g);
     std::string text;
+    std::vector<uint32_t> ids;
     bool complete = false, dead_end = false;
     size_t steps = 0;
     std::vector<double> times;
@@ -107,8 +111,9 @@ int run(const Args& a) {
       const uint32_t id = nth_bit(close ? closing : mask, pick);
       c.advance(id);
       text += vocab.bytes(id);
+      ids.push_back(id);
     }
-    json line = {{"i", k}, {"complete", complete}, {"tokens", steps}, {"text", text}};
+    json line = {{"i", k}, {"complete", complete}, {"tokens", steps}, {"text", text}, {"ids", ids}};
     if (dead_end) line["dead_end"] = true;
     if (a.timing) line["mask_us"] = times;
     print(line);
@@ -164,6 +169,8 @@ std::function<int()> add_grammar_generate(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "Base seed");
   cmd->add_option("--stop-p", a->stop_p, "Chance of EOS once it is allowed");
   cmd->add_option("--close-bytes", a->close_bytes, "Bytes of the tokens --close-p prefers");
+  cmd->add_flag("--close-special", a->close_special,
+                "--close-p also prefers special tokens (not EOS)");
   cmd->add_option("--close-p", a->close_p, "Chance of picking among tokens with --close-bytes");
   cmd->add_option("--walk", a->walk, "Texts to walk token by token (one JSON string a line)");
   cmd->add_flag("--timing", a->timing, "Report every mask's time (microseconds)");

@@ -24,10 +24,12 @@ class Grammar {
  public:
   enum class Kind { kGbnf, kRegex, kChoice, kLark };
 
+  // Token references as llama.cpp reads them: <[id]> and <text> (a special
+  // token as itself, a text token as its text), and runs of !<special>.
   // Throws Error{kInvalidArgument, "grammar"} with "line:column: ..." on
-  // syntax errors, undefined rules, a missing `root`, an empty language or
-  // a grammar past `limits`; Error{kUnsupported, "grammar"} on llama.cpp
-  // token references (<...>).
+  // syntax errors, undefined rules, a missing `root`, an empty language, a
+  // token the vocabulary lacks, !<...> alone or of a text token, or a
+  // grammar past `limits`.
   static std::shared_ptr<const Grammar> gbnf(std::shared_ptr<const TokenIndex> index,
                                              std::string_view text,
                                              const ConstraintLimits& limits = {});

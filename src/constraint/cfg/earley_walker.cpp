@@ -617,6 +617,7 @@ void EarleyWalker::walk(const TokenTrie& trie, std::span<uint32_t> mask, int32_t
   const size_t classes = classes_;
   for (size_t i = 1; i < node_count;) {
     const auto& n = node[i];
+    __builtin_prefetch(node + n.end);  // the next sibling (dfa_walker.cpp says why)
     const size_t d = n.depth;
     int kept_here = -1;
     if constexpr (kFree) {

@@ -1,6 +1,7 @@
 #include "constraint/cfg/gbnf.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "constraint/cfg/cfg_builder.hpp"
 
@@ -39,8 +40,8 @@ bool digit(char c) {
 
 class Parser {
  public:
-  Parser(std::string_view src, const ConstraintLimits& limits)
-      : src_(src), limits_(limits), b_(src, limits) {}
+  Parser(std::string_view src, const ConstraintLimits& limits, const Vocabulary* vocab)
+      : src_(src), limits_(limits), vocab_(vocab), b_(src, limits) {}
 
   Cfg run() {
     space(true);
@@ -54,6 +55,16 @@ class Parser {
       if (!b_.defined(id)) b_.fail(b_.first_use(id), "undefined rule '" + names[id] + "'");
     }
     b_.cfg().root = static_cast<uint32_t>(root - names.begin());
+    for (const auto& [nt, at] : not_tokens_) {
+      if (!repeated_.contains(nt)) {
+        fail(at,
+             "!<...> alone is one token, which a byte grammar cannot hold apart: only runs of "
+             "them, !<...>* and !<...>+, are supported");
+      }
+    }
+    auto& sp = b_.cfg().special_tokens;
+    std::sort(sp.begin(), sp.end());
+    sp.erase(std::unique(sp.begin(), sp.end()), sp.end());
     return b_.take();
   }
 
@@ -99,7 +110,6 @@ class Parser {
     } else if (cur() == '\n') {
       ++pos_;
     } else if (!eof()) {
-      if (cur() == '<' || cur() == '!') fail(pos_, "token references (<...>) are not supported");
       fail(pos_, "expecting newline or end of input");
     }
     space(true);
@@ -187,6 +197,87 @@ class Parser {
     return std::stol(std::string(src_.substr(start, pos_ - start)));
   }
 
+  // <[id]> or <text> (text that is one token of the vocabulary, the
+  // brackets included), as llama.cpp reads them.
+  uint32_t token_id() {
+    const size_t start = pos_;
+    if (!vocab_) fail(start, "tokens (<...>) need the grammar's vocabulary");
+    ++pos_;  // '<'
+    if (cur() == '[') {
+      ++pos_;
+      const size_t digits = pos_;
+      uint64_t id = 0;
+      while (digit(cur()) && id <= kMaxSpecialTokenId)
+        id = id * 10 + static_cast<uint64_t>(cur() - '0'), ++pos_;
+      if (pos_ == digits) fail(pos_, "expecting a token id");
+      if (cur() != ']') fail(pos_, "expecting ']'");
+      if (at(pos_ + 1) != '>') fail(pos_ + 1, "expecting '>'");
+      pos_ += 2;
+      if (id >= vocab_->size()) {
+        fail(digits, "token " + std::to_string(id) + " is not in the vocabulary (" +
+                         std::to_string(vocab_->size()) + " tokens)");
+      }
+      return static_cast<uint32_t>(id);
+    }
+    while (!eof() && cur() != '>') ++pos_;
+    if (eof()) fail(start, "expecting '>'");
+    ++pos_;
+    const std::string_view text = src_.substr(start, pos_ - start);
+    const auto id = vocab_->find(text);
+    if (!id) fail(start, "'" + std::string(text) + "' is not one token of the vocabulary");
+    return *id;
+  }
+
+  // A special token reads as special_token_bytes; a text token as its text
+  // (so its bytes spelled by other tokens too: the byte grammar's reading).
+  void token(std::vector<Symbol>& seq, size_t start) {
+    const bool negated = cur() == '!';
+    if (negated && at(++pos_) != '<') fail(pos_, "expecting '<' after '!'");
+    const uint32_t id = token_id();
+    if (!negated) {
+      if (!vocab_->is_special(id)) return b_.bytes(vocab_->bytes(id), seq, start);
+      if (id > kMaxSpecialTokenId) fail(start, "a special token id past 2^24");
+      b_.cfg().special_tokens.push_back(id);
+      return b_.bytes(special_token_bytes(id), seq, start);
+    }
+    // Any one token but `id`: any text, or another special token (EOS
+    // ends the output instead). Exact for runs of them, where only the
+    // text and the special tokens matter, and when `id` is special: a
+    // text token's bytes can be spelled by others.
+    if (!vocab_->is_special(id)) {
+      fail(start,
+           "!<...> of a text token is not supported: its text can be spelled by other "
+           "tokens, so only special tokens can be left out");
+    }
+    const uint32_t nt = b_.fresh("not_token", start);
+    std::vector<std::vector<Symbol>> alts(1);
+    alts[0].push_back(b_.code_class({{0, 0x10FFFF}}, false, start));
+    for (uint32_t s = 0; s < vocab_->size() && s <= kMaxSpecialTokenId; ++s) {
+      if (s == id || !vocab_->is_special(s) || vocab_->is_eos(s)) continue;
+      b_.cfg().special_tokens.push_back(s);
+      b_.bytes(special_token_bytes(s), alts.emplace_back(), start);
+    }
+    b_.define(nt, std::move(alts));
+    seq.push_back(static_cast<Symbol>(nt));
+    not_tokens_.emplace_back(nt, start);
+  }
+
+  bool is_not_token(uint32_t nt) const {
+    return std::any_of(not_tokens_.begin(), not_tokens_.end(),
+                       [nt](const auto& x) { return x.first == nt; });
+  }
+  // Notes seq[from..] read as a run (min 0 or 1, no max: the only use
+  // supported) when it is one !<...>, alone or alone in a group.
+  void note_run(const std::vector<Symbol>& seq, size_t from, long min, long max) {
+    if (min > 1 || max >= 0 || seq.size() != from + 1 || seq[from] < 0) return;
+    auto s = static_cast<uint32_t>(seq[from]);
+    const auto& alts = b_.cfg().rules[s];
+    if (!is_not_token(s) && alts.size() == 1 && alts[0].size() == 1 && alts[0][0] >= 0) {
+      s = static_cast<uint32_t>(alts[0][0]);
+    }
+    if (is_not_token(s)) repeated_.insert(s);
+  }
+
   std::vector<Symbol> sequence(const std::string& rule_name, bool nested) {
     std::vector<Symbol> seq;
     size_t last = 0;  // where the last element starts
@@ -254,6 +345,11 @@ class Parser {
         seq.push_back(static_cast<Symbol>(sub));
         grew(1);
         space(nested);
+      } else if (c == '<' || c == '!') {
+        last = seq.size();
+        token(seq, start);
+        grew(1);
+        space(nested);
       } else if (c == '.') {
         ++pos_;
         last = seq.size();
@@ -262,6 +358,7 @@ class Parser {
       } else if (c == '*' || c == '+' || c == '?') {
         ++pos_;
         space(nested);
+        note_run(seq, last, c == '+' ? 1 : 0, c == '?' ? 1 : -1);
         b_.repeat(seq, last, c == '+' ? 1 : 0, c == '?' ? 1 : -1, start, rule_name);
       } else if (c == '{') {
         ++pos_;
@@ -286,6 +383,7 @@ class Parser {
           fail(pos_, "expecting ',' or '}'");
         }
         space(nested);
+        note_run(seq, last, min, max);
         b_.repeat(seq, last, min, max, start, rule_name);
       } else {
         break;
@@ -296,20 +394,24 @@ class Parser {
 
   std::string_view src_;
   const ConstraintLimits& limits_;
+  const Vocabulary* vocab_;
   CfgBuilder b_;
+  // Each !<...>'s nonterminal and position, and those read as a run.
+  std::vector<std::pair<uint32_t, size_t>> not_tokens_;
+  std::set<uint32_t> repeated_;
   size_t pos_ = 0;
   size_t depth_ = 0;
 };
 
 }  // namespace
 
-Cfg parse_gbnf(std::string_view text, const ConstraintLimits& limits) {
+Cfg parse_gbnf(std::string_view text, const ConstraintLimits& limits, const Vocabulary* vocab) {
   if (text.size() > limits.max_schema_bytes) {
     throw Error(ErrorCode::kInvalidArgument, "grammar",
                 "the grammar is " + std::to_string(text.size()) + " bytes; the limit is " +
                     std::to_string(limits.max_schema_bytes));
   }
-  return Parser(text, limits).run();
+  return Parser(text, limits, vocab).run();
 }
 
 }  // namespace nextok::constraint::cfg

@@ -6,13 +6,16 @@
 
 #include "constraint/cfg/cfg.hpp"
 #include "nextok/json_schema.hpp"
+#include "nextok/vocab.hpp"
 
 namespace nextok::constraint::cfg {
 
 // Throws Error{kInvalidArgument, "grammar"} with "line:column: what" for a
 // syntax error, an undefined rule or a missing `root`, and when the grammar
-// outgrows `limits` (max_grammar_nodes, max_compile_ms, cancel).
-Cfg parse_gbnf(std::string_view text, const ConstraintLimits& limits);
+// outgrows `limits` (max_grammar_nodes, max_compile_ms, cancel). Token
+// references (<[id]>, <text>, !<...>) need `vocab`.
+Cfg parse_gbnf(std::string_view text, const ConstraintLimits& limits,
+               const Vocabulary* vocab = nullptr);
 
 // Appends to `g` a nonterminal deriving exactly the UTF-8 encodings of the
 // code points in `set` (sorted disjoint inclusive ranges).

@@ -106,7 +106,7 @@ std::shared_ptr<const Grammar> Grammar::gbnf(std::shared_ptr<const TokenIndex> i
   constraint::CompileBudget::Scope budget(limits);
   auto impl = std::make_unique<Impl>();
   impl->index = need_index(std::move(index));
-  set_cfg(*impl, constraint::cfg::parse_gbnf(text, limits), limits);
+  set_cfg(*impl, constraint::cfg::parse_gbnf(text, limits, &impl->index->vocab()), limits);
   return make(std::move(impl), budget.peak_bytes());
 }
 

@@ -102,6 +102,7 @@ void MaskWalker::walk_below(uint32_t node, std::span<uint32_t> mask) {
   const uint32_t end = node == 0 ? static_cast<uint32_t>(nodes.size()) : nodes[node].end;
   for (uint32_t i = node + 1; i < end;) {
     const auto& n = nodes[i];
+    __builtin_prefetch(nodes.data() + n.end);  // the next sibling (dfa_walker.cpp says why)
     if (!child(n.depth, n.byte)) {
       i = n.end;
       continue;

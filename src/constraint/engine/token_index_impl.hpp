@@ -31,8 +31,8 @@ struct TokenIndex::Impl {
     warm_string_entries(*sd.string);
     warm_string_entries(*sd.key);
     // What lies below each trie node, for the grammar walker's free-text
-    // skips: once per vocabulary (32 bytes a node) rather than in the
-    // first grammar's compile.
+    // skips: once per vocabulary (a shared table of the distinct sets, 4
+    // bytes a node) rather than in the first grammar's compile.
     (void)trie.bytes_below();
     // And the token lists that make a free-text state's kept mask a copy
     // (free_text_masks.hpp), rather than a walk in a request's mask.

@@ -46,6 +46,7 @@ FreeTextMasks::Mask FreeTextMasks::walk(const TokenTrie& trie, const FreeText& s
   uint32_t* m = out->data();
   for (size_t i = 1; i < nodes.size();) {
     const TokenTrie::Node& n = nodes[i];
+    __builtin_prefetch(nodes.data() + n.end);  // the next sibling (dfa_walker.cpp says why)
     const int here = state.next(k[n.depth - 1u], n.byte, n.depth == 1);
     if (here < 0) {
       i = n.end;

@@ -74,21 +74,24 @@ TokenTrie::TokenTrie(const Vocabulary& vocab)
   }
 }
 
-std::span<const TokenTrie::Bytes> TokenTrie::bytes_below() const {
+TokenTrie::BelowBytes TokenTrie::bytes_below() const {
   std::call_once(below_->once, [&] { make_below(); });
-  return below_->bytes;
+  return {below_->index.data(), below_->bytes.data(), below_->index.size()};
 }
 
-std::span<const uint8_t> TokenTrie::utf8_below() const {
+TokenTrie::BelowUtf8 TokenTrie::utf8_below() const {
   std::call_once(below_->once, [&] { make_below(); });
-  return below_->utf8;
+  return {below_->index.data(), below_->utf8.data()};
+}
+
+size_t TokenTrie::below_sets() const {
+  std::call_once(below_->once, [&] { make_below(); });
+  return below_->bytes.size();
 }
 
 void TokenTrie::make_below() const {
-  auto& below = below_->bytes;
-  auto& utf8 = below_->utf8;
-  below.resize(nodes_.size());
-  utf8.resize(nodes_.size());
+  std::vector<Bytes> below(nodes_.size());
+  std::vector<uint8_t> utf8(nodes_.size());
   // Backward over the depth-first order, every node comes after its
   // descendants and before its earlier siblings: acc[d] gathers the
   // depth-d children of the node about to be met at depth d - 1 (bytes
@@ -113,6 +116,30 @@ void TokenTrie::make_below() const {
     }
     ok[d] &= states;
   }
+  // The distinct (bytes, UTF-8) pairs, by an open-addressed table.
+  Below& out = *below_;
+  out.index.resize(nodes_.size());
+  int bits = 1;
+  while ((size_t{1} << bits) < nodes_.size()) ++bits;
+  const size_t slots = size_t{1} << bits;
+  std::vector<uint32_t> table(slots, UINT32_MAX);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    uint64_t h = utf8[i];
+    for (const uint64_t w : below[i]) h = (h ^ w ^ (h >> 29)) * 0x9E3779B97F4A7C15ull;
+    size_t at = static_cast<size_t>(h >> (64 - bits));  // the best-mixed bits
+    while (table[at] != UINT32_MAX &&
+           (out.bytes[table[at]] != below[i] || out.utf8[table[at]] != utf8[i])) {
+      at = (at + 1) & (slots - 1);
+    }
+    if (table[at] == UINT32_MAX) {
+      table[at] = static_cast<uint32_t>(out.bytes.size());
+      out.bytes.push_back(below[i]);
+      out.utf8.push_back(utf8[i]);
+    }
+    out.index[i] = table[at];
+  }
+  out.bytes.shrink_to_fit();
+  out.utf8.shrink_to_fit();
 }
 
 }  // namespace nextok::constraint
