@@ -245,6 +245,24 @@ int main(int argc, char** argv) {
                  2, std::max(5, iters / 5)) /
                  20.0);
         cuda::detail::set_stream_mass_bound(true);
+        // What two launch details save (both on by default): the pipeline
+        // kernels as programmatic dependents (PDL), and streamed batches'
+        // params in the kernel arguments instead of an upload per call.
+        for (const auto& [name, pdl, inl] :
+             {std::tuple{"nextok_pipeline_topk50_topp0.9_no_pdl_b2b", false, true},
+              std::tuple{"nextok_pipeline_topk50_topp0.9_uploaded_params_b2b", true, false}}) {
+          cuda::detail::set_pipeline_pdl(pdl);
+          cuda::detail::set_stream_inline_params(inl);
+          emit(name, median_us(
+                         [&] {
+                           for (int k = 0; k < 20; ++k)
+                             ctx.sample(v, params, {}, d_rs, {tok, st, nullptr});
+                         },
+                         2, std::max(5, iters / 5)) /
+                         20.0);
+        }
+        cuda::detail::set_pipeline_pdl(true);
+        cuda::detail::set_stream_inline_params(true);
         // One captured step (top_k_first, params read from device memory)
         // per graph launch: what an engine replaying graphs pays per call.
         {

@@ -74,6 +74,21 @@ struct Context::Impl {
         false;  // some row is spec-order with top-p (its mass: bounded, or a second read)
     bool penalised = true;
   };
+  // Large batches stream the rows they can first; the cluster kernel's
+  // layout is then sized for the rows expected to be left.
+  // Spec-order top-p rows bound their mass from the stream's one read and
+  // stream from the same batch size as the others (H100, V 151936 f32: B = 32
+  // in 45 us against the cluster kernel's 76, B = 16 a tie at 45). With the
+  // bound off they read the row twice, which costs the streaming kernel
+  // about twice as much: such batches stream from 4x the rows (H200: B = 64
+  // in 67 us against 116 us, B = 16 in 66 against ~39 us).
+  static bool streams(const LogitsView& logits, const Hints& h) {
+    const std::int64_t stream_rows = h.stream_rows < 0 ? logits.rows : h.stream_rows;
+    const std::int64_t min_rows = detail::stream_min_rows();
+    const bool two_reads = h.spec_top_p && !detail::stream_mass_bound();
+    return stream_rows > 0 &&
+           logits.rows >= (two_reads && min_rows <= INT64_MAX / 4 ? 4 * min_rows : min_rows);
+  }
   void launch_sample(const LogitsView& logits, const RowParams* device_params,
                      const RowParams* inline_params, const Hints& h, const PipelineInputs& in,
                      RngState* rng, const PipelineOutputs& out);
@@ -178,6 +193,13 @@ void Context::sample(const LogitsView& logits, std::span<const RowParams> params
     return;
   }
   impl_->params.reserve(params.size());
+  // Streamed batches of up to stream_inline_rows() rows carry their params
+  // in the streaming kernel's arguments: no upload (the kernel writes the
+  // params of the rows it leaves into impl_->params for the cluster kernel).
+  if (logits.rows <= detail::stream_inline_rows() && impl_->streams(logits, h)) {
+    impl_->launch_sample(logits, impl_->params.ptr, params.data(), h, in, rng, out);
+    return;
+  }
   check(cudaMemcpyAsync(impl_->params.ptr, params.data(), params.size_bytes(),
                         cudaMemcpyHostToDevice, static_cast<cudaStream_t>(logits.stream)),
         "params upload");
@@ -201,19 +223,7 @@ void Context::Impl::launch_sample(const LogitsView& logits, const RowParams* dev
                                   const PipelineInputs& in, RngState* rng,
                                   const PipelineOutputs& out) {
   const std::int64_t stream_rows = h.stream_rows < 0 ? logits.rows : h.stream_rows;
-  // Large batches stream the rows they can first; the cluster kernel's
-  // layout is then sized for the rows expected to be left.
-  // Spec-order top-p rows bound their mass from the stream's one read and
-  // stream from the same batch size as the others (H100, V 151936 f32: B = 32
-  // in 45 us against the cluster kernel's 76, B = 16 a tie at 45). With the
-  // bound off they read the row twice, which costs the streaming kernel
-  // about twice as much: such batches stream from 4x the rows (H200: B = 64
-  // in 67 us against 116 us, B = 16 in 66 against ~39 us).
-  const std::int64_t min_rows = detail::stream_min_rows();
-  const bool two_reads = h.spec_top_p && !detail::stream_mass_bound();
-  const bool streamed =
-      stream_rows > 0 &&
-      logits.rows >= (two_reads && min_rows <= INT64_MAX / 4 ? 4 * min_rows : min_rows);
+  const bool streamed = streams(logits, h);
   const detail::RowLayout lay = detail::pipeline_layout(
       streamed && h.stream_rows >= 0 ? std::max<std::int64_t>(logits.rows - stream_rows, 1)
                                      : logits.rows,

@@ -135,21 +135,33 @@ RowLayout cached_layout(LayoutCache& cache, OptionsOf options_of, std::int64_t r
   return choose_layout(cache.entries.back().second, rows);
 }
 
+// The attribute that lets a launch start while the kernel before it in the
+// stream still runs (programmatic dependent launch); the kernel's
+// dev::grid_wait() then waits for that one.
+cudaLaunchAttribute pdl_attribute() {
+  cudaLaunchAttribute at{};
+  at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at.val.programmaticStreamSerializationAllowed = 1;
+  return at;
+}
+
+// pdl: the pipeline kernels (they call dev::grid_wait() first).
 template <typename Kernel, typename Args>
 int launch_rows(Kernel kernel, const RowLayout& lay, std::int64_t rows, const Args& args,
-                void* stream) {
+                void* stream, bool pdl = false) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(rows * lay.cluster));
   cfg.blockDim = dim3(dev::kRowThreads);
   cfg.dynamicSmemBytes = lay.smem;
   cfg.stream = static_cast<cudaStream_t>(stream);
-  cudaLaunchAttribute at{};
-  at.id = cudaLaunchAttributeClusterDimension;
-  at.val.clusterDim.x = static_cast<unsigned>(lay.cluster);
-  at.val.clusterDim.y = 1;
-  at.val.clusterDim.z = 1;
-  cfg.attrs = &at;
-  cfg.numAttrs = 1;
+  cudaLaunchAttribute at[2]{};
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = static_cast<unsigned>(lay.cluster);
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  at[1] = pdl_attribute();
+  cfg.attrs = at;
+  cfg.numAttrs = pdl ? 2 : 1;
   return static_cast<int>(cudaLaunchKernelEx(&cfg, kernel, args));
 }
 
@@ -314,7 +326,22 @@ int pipeline_inline_rows() noexcept {
 namespace {
 std::int64_t g_stream_min_rows = 16;
 bool g_stream_mass_bound = true;
+bool g_pipeline_pdl = true;
+bool g_stream_inline = true;
 }  // namespace
+
+bool pipeline_pdl() noexcept {
+  return g_pipeline_pdl;
+}
+void set_pipeline_pdl(bool on) noexcept {
+  g_pipeline_pdl = on;
+}
+int stream_inline_rows() noexcept {
+  return g_stream_inline ? dev::kStreamInlineRows : 0;
+}
+void set_stream_inline_params(bool on) noexcept {
+  g_stream_inline = on;
+}
 
 std::int64_t stream_min_rows() noexcept {
   return g_stream_min_rows;
@@ -334,15 +361,20 @@ namespace {
 // prepare_launches makes it before any graph capture).
 int stream_attributes() noexcept {
   static const int attr = [] {
-    const auto set = [](auto kernel, bool mod) {
-      return static_cast<int>(cudaFuncSetAttribute(kernel,
-                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(dev::stream_smem_bytes(mod))));
+    const auto set = [](auto kernel, bool mod, bool bf16) {
+      return static_cast<int>(cudaFuncSetAttribute(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+          static_cast<int>(dev::stream_smem_bytes(mod, bf16))));
     };
-    int e = set(dev::stream_kernel<false, false>, false);
-    if (e == 0) e = set(dev::stream_kernel<true, false>, true);
-    if (e == 0) e = set(dev::stream_kernel<false, true>, false);
-    if (e == 0) e = set(dev::stream_kernel<true, true>, true);
+    using Bf16 = std::uint16_t;
+    int e = set(dev::stream_kernel<float, false, false>, false, false);
+    if (e == 0) e = set(dev::stream_kernel<float, true, false>, true, false);
+    if (e == 0) e = set(dev::stream_kernel<float, false, true>, false, false);
+    if (e == 0) e = set(dev::stream_kernel<float, true, true>, true, false);
+    if (e == 0) e = set(dev::stream_kernel<Bf16, false, false>, false, true);
+    if (e == 0) e = set(dev::stream_kernel<Bf16, true, false>, true, true);
+    if (e == 0) e = set(dev::stream_kernel<Bf16, false, true>, false, true);
+    if (e == 0) e = set(dev::stream_kernel<Bf16, true, true>, true, true);
     return e;
   }();
   return attr;
@@ -359,39 +391,64 @@ int launch_pipeline(const RowLayout& lay, const void* logits, bool bf16, std::in
                     const PipelineOutputs& out, const RowList* stream_list, void* stream) noexcept {
   dev::PipelineArgs a{logits, bf16, vocab, lay.slice_len, lay.per_thread, params,  in,
                       rng,    out,  {},    g_stamp,       nullptr,        nullptr, nullptr};
+  RowParams* params_out = nullptr;
+  const bool pdl = g_pipeline_pdl;
   if (host_params != nullptr) {
-    if (rows > dev::kInlineRows) return static_cast<int>(cudaErrorInvalidValue);
-    a.params = nullptr;
-    std::memcpy(a.inline_params, host_params, static_cast<std::size_t>(rows) * sizeof(RowParams));
+    if (rows <= dev::kInlineRows) {
+      a.params = nullptr;
+      std::memcpy(a.inline_params, host_params,
+                  static_cast<std::size_t>(rows) * sizeof(RowParams));
+    } else if (stream_list != nullptr && rows <= stream_inline_rows() && params != nullptr) {
+      // In the streaming kernel's arguments; params is the device array the
+      // kernel fills for the rows it leaves to the cluster kernel.
+      params_out = const_cast<RowParams*>(params);
+    } else {
+      return static_cast<int>(cudaErrorInvalidValue);
+    }
   }
   if (stream_list == nullptr)
-    return k_first_rows ? launch_rows(dev::pipeline_kernel<true, false>, lay, rows, a, stream)
-                        : launch_rows(dev::pipeline_kernel<false, false>, lay, rows, a, stream);
+    return k_first_rows
+               ? launch_rows(dev::pipeline_kernel<true, false>, lay, rows, a, stream, pdl)
+               : launch_rows(dev::pipeline_kernel<false, false>, lay, rows, a, stream, pdl);
   const int attr = stream_attributes();
   if (attr != 0) return attr;
   a.list = stream_list->list;
   a.count = stream_list->count;
   a.done = stream_list->done;
   const bool mod = stream_list->modified;
-  const dim3 grid(static_cast<unsigned>(rows));
-  const auto s = static_cast<cudaStream_t>(stream);
-  const std::size_t smem = dev::stream_smem_bytes(mod);
-  if (stream_list->mass) {
-    if (mod) {
-      dev::stream_kernel<true, true><<<grid, dev::kRowThreads, smem, s>>>(a);
-    } else {
-      dev::stream_kernel<false, true><<<grid, dev::kRowThreads, smem, s>>>(a);
-    }
-  } else if (mod) {
-    dev::stream_kernel<true, false><<<grid, dev::kRowThreads, smem, s>>>(a);
-  } else {
-    dev::stream_kernel<false, false><<<grid, dev::kRowThreads, smem, s>>>(a);
-  }
-  const int err = static_cast<int>(cudaGetLastError());
+  const bool mass = stream_list->mass;
+  dev::StreamArgs sa;  // 10 KB of kernel arguments
+  sa.a = a;
+  sa.params_out = params_out;
+  if (params_out != nullptr)
+    std::memcpy(sa.params, host_params, static_cast<std::size_t>(rows) * sizeof(RowParams));
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(rows));
+  cfg.blockDim = dim3(dev::kRowThreads);
+  cfg.dynamicSmemBytes = dev::stream_smem_bytes(mod, bf16);
+  cfg.stream = static_cast<cudaStream_t>(stream);
+  cudaLaunchAttribute at = pdl_attribute();
+  cfg.attrs = &at;
+  cfg.numAttrs = pdl ? 1 : 0;
+  using Bf16 = std::uint16_t;
+  using Kernel = void (*)(dev::StreamArgs);
+  const Kernel kernel =
+      bf16 ? (mass ? (mod ? dev::stream_kernel<Bf16, true, true>
+                          : dev::stream_kernel<Bf16, false, true>)
+                   : (mod ? dev::stream_kernel<Bf16, true, false>
+                          : dev::stream_kernel<Bf16, false, false>))
+           : (mass ? (mod ? dev::stream_kernel<float, true, true>
+                          : dev::stream_kernel<float, false, true>)
+                   : (mod ? dev::stream_kernel<float, true, false>
+                          : dev::stream_kernel<float, false, false>));
+  void* args[] = {&sa};
+  int err = static_cast<int>(
+      cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(kernel), args));
   if (err != 0) return err;
-  // One wave of clusters runs the rows left (none, usually).
+  // One wave of clusters runs the rows left (none, usually); launched while
+  // the stream still runs (pdl), it waits for it on the device.
   return launch_rows(dev::pipeline_kernel<true, true>, lay,
-                     std::min<std::int64_t>(rows, std::max(lay.active, 1)), a, stream);
+                     std::min<std::int64_t>(rows, std::max(lay.active, 1)), a, stream, pdl);
 }
 
 int pipeline_path_counts(unsigned long long (&out)[kPathCounters], bool reset) noexcept {

@@ -37,9 +37,20 @@ struct RowLayout {
 RowLayout pipeline_layout(std::int64_t rows, std::int64_t vocab) noexcept;
 
 // Batches of at most pipeline_inline_rows() rows may pass host_params (read
-// at the call, copied into the kernel arguments: no upload); otherwise
-// host_params is null and params is the [B] device copy.
+// at the call, copied into the kernel arguments: no upload); so may streamed
+// batches of at most stream_inline_rows() rows (the streaming kernel's
+// arguments), with params then a [B] device array the kernel fills for the
+// rows it leaves to the cluster kernel; otherwise host_params is null and
+// params is the [B] device copy.
 int pipeline_inline_rows() noexcept;
+int stream_inline_rows() noexcept;  // 0 while set_stream_inline_params(false)
+// Benchmark knobs (both on by default): streamed batches' params in the
+// kernel arguments (off: uploaded before the launch), and the pipeline
+// kernels launched as programmatic dependents (PDL: a launch starts while
+// the kernel before it runs and waits for it on the device).
+void set_stream_inline_params(bool on) noexcept;
+bool pipeline_pdl() noexcept;
+void set_pipeline_pdl(bool on) noexcept;
 // Test hook (synchronous): floats in [0, 1] whose candidate-ladder level or
 // scaled mass differs from counting the 16 thresholds (must be 0).
 int ladder_mismatches(unsigned long long* out) noexcept;

@@ -351,6 +351,11 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
   c.rank = static_cast<int>(c.cl.block_rank());
   c.csize = static_cast<int>(c.cl.num_blocks());
   const unsigned me = blockIdx.x / static_cast<unsigned>(c.csize);
+  // Launched as a programmatic dependent (launch_pipeline): the kernel
+  // before it in the stream may still run; wait for it before any global
+  // access, then let the next launch start (it waits for this one).
+  grid_wait();
+  grid_trigger();
   if constexpr (!kListed) {
     pipeline_row<kKfirst>(a, c, static_cast<int>(me));
   } else {

@@ -33,6 +33,33 @@ struct PipelineArgs {
   unsigned* done;
 };
 
+// The streaming kernel's arguments: batches of up to kStreamInlineRows rows
+// from host params carry them here too (kernel arguments up to 32 KB, CUDA
+// 12.1+), so no host-to-device copy precedes the launch. The kernel reads
+// them in place (__grid_constant__) and writes the params of each row it
+// leaves to params_out[row], the device array the cluster kernel then reads
+// (PipelineArgs::params).
+constexpr int kStreamInlineRows = 256;
+struct StreamArgs {
+  PipelineArgs a;
+  RowParams* params_out;  // null: a.params (device) or a.inline_params hold them
+  RowParams params[kStreamInlineRows];
+};
+
+// Programmatic dependent launch (sm_90): the pipeline kernels launch with
+// cudaLaunchAttributeProgrammaticStreamSerialization, so a launch may start
+// while the kernel before it in the stream still runs. grid_wait() waits
+// until that kernel has completed and its writes are visible: every global
+// read or write comes after it. grid_trigger() lets the next such launch
+// start (its own grid_wait still waits for this kernel to complete). Both
+// are no-ops for a launch without the attribute.
+__device__ __forceinline__ void grid_wait() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+__device__ __forceinline__ void grid_trigger() {
+  asm volatile("griddepcontrol.launch_dependents;");
+}
+
 __device__ __forceinline__ RowParams row_params(const PipelineArgs& a, int row) {
   if (a.params != nullptr) return a.params[row];
   RowParams p = a.inline_params[0];

@@ -25,6 +25,13 @@ constexpr int kStreamNone = 511;
 constexpr std::uint32_t kStreamLo = 0x37800000U;  // bits of 2^-16
 constexpr int kStreamShift = 19;
 
+// Slots per thread of the stream (stream_row): f32 8 (128 KB a block) in
+// the plain instance, 4 beside the kMod instance's 64 KB bitmap; bf16 none
+// (its register rounds were faster, H100).
+__host__ __device__ constexpr int stream_stages(bool mod, bool bf16) {
+  return bf16 ? 0 : (mod ? 4 : 8);
+}
+
 // Ids whose logit bias or penalties change: at most kModCap list entries
 // (bias entries plus the penalty window) and V <= kSkipIds.
 constexpr int kModCap = 512;
@@ -51,6 +58,12 @@ struct StreamSmem {
   float mod_val[kModCap];
   std::uint32_t skip[kSkipIds / 32];
 };
+
+// Where the stream's slots start: after the StreamSmem fields the instance
+// uses, 16-byte aligned.
+__host__ __device__ constexpr std::size_t stream_stage_offset(bool mod) {
+  return ((mod ? sizeof(StreamSmem) : offsetof(StreamSmem, mod_n)) + 15) / 16 * 16;
+}
 
 // A thread's largest values, descending. Ids ascend along a thread's
 // stream and an equal value never passes an earlier one, so the first of
@@ -99,11 +112,20 @@ struct MassSum {
     if (top == kNegInf) return;
     float s = 0.0f;
 #pragma unroll
-    for (int j = 0; j < n; ++j) {
-      s += ex2((f[j] - top) * log2e_t);
-      low = f[j] > kNegInf ? fminf(low, f[j]) : low;
-    }
+    for (int j = 0; j < n; ++j) s += ex2((f[j] - top) * log2e_t);
     sum += static_cast<double>(s);
+    // The lowest finite value: the vector's min when it is finite (the
+    // common case: one min per element, no compare and select), else per
+    // element. The same value either way (fminf skips NaN as the compare did).
+    float vmin = f[0];
+#pragma unroll
+    for (int j = 1; j < n; ++j) vmin = fminf(vmin, f[j]);
+    if (vmin > kNegInf) {
+      low = fminf(low, vmin);
+    } else {
+#pragma unroll
+      for (int j = 0; j < n; ++j) low = f[j] > kNegInf ? fminf(low, f[j]) : low;
+    }
   }
   __device__ __forceinline__ static float ex2(float y) {
     float r;
@@ -178,9 +200,20 @@ __device__ __forceinline__ MassBound mass_bound(const MassSum& ms, float m, floa
 // -inf (ids whose logits bias or penalties change: the caller adds them
 // itself). A flag, not a null pointer: the bitmap's address stays a shared
 // one and the hot loop keeps its registers.
-template <typename T, typename Fn>
+// With kStages > 0 the vectors go through kStages private 16-byte slots per
+// thread in shared memory (stage[s * kRowThreads + tid]), filled by
+// cp.async: thread t streams vectors t, t + 1024, ... (the order of the
+// register rounds below), with kStages - 1 copies in flight while it works
+// on one, so the loads never wait for the work. No barrier: a thread reads
+// only its own slots, each after its own copy completed. With kStages == 0,
+// rounds of four 16-byte loads into registers (bf16: its work per byte is
+// twice f32's, and the slots' bookkeeping cost more than they saved).
+template <int kStages, typename T, typename Fn>
 __device__ void stream_row(const T* x, std::int64_t vocab, const std::uint32_t* mask,
-                           const std::uint32_t* skip, bool use_skip, int& nan, Fn fn) {
+                           const std::uint32_t* skip, bool use_skip, int& nan, uint4* stage,
+                           Fn fn) {
+  static_assert(kStages == 0 || (kStages >= 2 && (kStages & (kStages - 1)) == 0),
+                "a power of two");
   constexpr int kVe = 16 / sizeof(T);
   const int tid = static_cast<int>(threadIdx.x);
   const auto addr = reinterpret_cast<std::uintptr_t>(x);
@@ -203,41 +236,73 @@ __device__ void stream_row(const T* x, std::int64_t vocab, const std::uint32_t* 
   for (std::int64_t id = tid; id < head; id += kRowThreads) single(id);
   const std::int64_t nv = (vocab - head) / kVe;
   const auto* v16 = reinterpret_cast<const uint4*>(x + head);
-  constexpr int kU = 4;
-  for (std::int64_t q0 = 0; q0 < nv; q0 += kRowThreads * kU) {
-    uint4 v[kU];
+  // Vector q of the row (ids head + q * kVe ...).
+  auto vec = [&](const uint4& v, std::int64_t q) {
+    const std::int64_t id0 = head + q * kVe;
+    float f[kVe];
 #pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const std::int64_t q = q0 + u * kRowThreads + tid;
-      if (q < nv) v[u] = __ldg(v16 + q);
+    for (int j = 0; j < kVe; ++j) {
+      f[j] = vec_elem(v, j, x);
+      nan |= f[j] != f[j] ? 1 : 0;
     }
+    // The vector's bits of a bitmap, possibly across two words.
+    auto bits_of = [&](const std::uint32_t* m) {
+      const unsigned long long w = static_cast<unsigned long long>(m[id0 >> 5]) |
+                                   static_cast<unsigned long long>(m[(id0 + kVe - 1) >> 5]) << 32;
+      return static_cast<std::uint32_t>(w >> (id0 & 31));
+    };
+    if (mask != nullptr || use_skip) {  // per-element selects only then
+      std::uint32_t keep = ~0U;
+      if (mask != nullptr) keep &= bits_of(mask);
+      if (use_skip) keep &= ~bits_of(skip);
 #pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const std::int64_t q = q0 + u * kRowThreads + tid;
-      if (q >= nv) continue;
-      const std::int64_t id0 = head + q * kVe;
-      float f[kVe];
-#pragma unroll
-      for (int j = 0; j < kVe; ++j) {
-        f[j] = vec_elem(v[u], j, x);
-        nan |= f[j] != f[j] ? 1 : 0;
-      }
-      // The vector's bits of a bitmap, possibly across two words.
-      auto bits_of = [&](const std::uint32_t* m) {
-        const unsigned long long w = static_cast<unsigned long long>(m[id0 >> 5]) |
-                                     static_cast<unsigned long long>(m[(id0 + kVe - 1) >> 5]) << 32;
-        return static_cast<std::uint32_t>(w >> (id0 & 31));
-      };
-      if (mask != nullptr || use_skip) {  // per-element selects only then
-        std::uint32_t keep = ~0U;
-        if (mask != nullptr) keep &= bits_of(mask);
-        if (use_skip) keep &= ~bits_of(skip);
-#pragma unroll
-        for (int j = 0; j < kVe; ++j)
-          if (((keep >> j) & 1U) == 0) f[j] = kNegInf;
-      }
-      fn(f, id0);
+      for (int j = 0; j < kVe; ++j)
+        if (((keep >> j) & 1U) == 0) f[j] = kNegInf;
     }
+    fn(f, id0);
+  };
+  if constexpr (kStages == 0) {
+    (void)stage;
+    constexpr int kU = 4;
+    for (std::int64_t q0 = 0; q0 < nv; q0 += kRowThreads * kU) {
+      uint4 v[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const std::int64_t q = q0 + u * kRowThreads + tid;
+        if (q < nv) v[u] = __ldg(v16 + q);
+      }
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const std::int64_t q = q0 + u * kRowThreads + tid;
+        if (q < nv) vec(v[u], q);
+      }
+    }
+  } else {
+    // This thread's vectors: q = i * kRowThreads + tid, i < n_mine.
+    const auto n_mine = static_cast<unsigned>(nv > tid ? (nv - 1 - tid) / kRowThreads + 1 : 0);
+    const auto slot0 = static_cast<std::uint32_t>(__cvta_generic_to_shared(stage + tid));
+    constexpr std::uint32_t kSlotBytes = kRowThreads * 16;
+    auto issue = [&](unsigned i) {
+      if (i < n_mine) {
+        const std::uint32_t dst = slot0 + (i % kStages) * kSlotBytes;
+        const uint4* src = v16 + static_cast<std::int64_t>(i) * kRowThreads + tid;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // empty groups keep the count
+    };
+#pragma unroll
+    for (int i = 0; i < kStages - 1; ++i) issue(static_cast<unsigned>(i));
+    for (unsigned i = 0; i < n_mine; ++i) {
+      issue(i + static_cast<unsigned>(kStages - 1));  // into the slot read last step
+      asm volatile("cp.async.wait_group %0;" ::"n"(kStages - 1) : "memory");
+      uint4 v;
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "r"(slot0 + (i % kStages) * kSlotBytes)
+                   : "memory");
+      vec(v, static_cast<std::int64_t>(i) * kRowThreads + tid);
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");  // only empty groups are left
   }
   for (std::int64_t id = head + nv * kVe + tid; id < vocab; id += kRowThreads) single(id);
 }
@@ -256,16 +321,22 @@ __device__ bool modified_ids(const PipelineArgs& a, const RowParams& p, int row,
 // shared memory to the stream). kMass: the batch has spec-order rows with
 // top-p, whose stream also bounds the row's mass (below).
 template <typename T, bool kMod, bool kMass>
-__device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStorage& bs, int row) {
+__device__ void stream_one_row(const StreamArgs& sa, StreamSmem& sm, BlockStorage& bs, int row) {
+  const PipelineArgs& a = sa.a;
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const std::int64_t vocab = a.vocab;
-  const RowParams p = row_params(a, row);
+  const RowParams p = sa.params_out != nullptr ? sa.params[row] : row_params(a, row);
   if (!params_valid(p)) {
     fail_row_params(a, row, 0, vocab, tid, kRowThreads, tid == 0);
     return;
   }
+  // A row left to the cluster kernel: its params where that kernel reads
+  // them (inline params only), then its place in the list.
   auto defer = [&] {
-    if (tid == 0) a.list[atomicAdd(a.count, 1U)] = row;
+    if (tid == 0) {
+      if (sa.params_out != nullptr) sa.params_out[row] = p;
+      a.list[atomicAdd(a.count, 1U)] = row;
+    }
   };
   // Sampled rows need top-k: the candidates are bounded through the k-th
   // largest weight.
@@ -301,6 +372,9 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
     return;
   }
   const bool skip = kMod && n_mod > 0;
+  constexpr int kStages = stream_stages(kMod, sizeof(T) == 2);
+  auto* stage = reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(&sm) +
+                                         stream_stage_offset(kMod));
   Kept k;
   k.clear();
   int nan = 0;
@@ -314,7 +388,8 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   const float log2e_t =
       static_cast<float>(1.0 / static_cast<double>(p.temperature)) * 1.44269504088896341f;
   MassSum ms;
-  stream_row(x, vocab, mask, sm.skip, skip, nan, [&](const auto& f, std::int64_t id0) {
+  stream_row<kStages>(x, vocab, mask, sm.skip, skip, nan, stage,
+                      [&](const auto& f, std::int64_t id0) {
     constexpr int n = std::extent_v<std::remove_reference_t<decltype(f)>>;
     float mx = f[0];
 #pragma unroll
@@ -445,7 +520,8 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
       if (lv[s] <= G) put(k.v[s], k.id[s]);
   } else {
     int ignored = 0;
-    stream_row(x, vocab, mask, sm.skip, skip, ignored, [&](const auto& f, std::int64_t id0) {
+    stream_row<kStages>(x, vocab, mask, sm.skip, skip, ignored, stage,
+                        [&](const auto& f, std::int64_t id0) {
       constexpr int n = std::extent_v<std::remove_reference_t<decltype(f)>>;
 #pragma unroll
       for (int j = 0; j < n; ++j)
@@ -494,7 +570,8 @@ __device__ void stream_one_row(const PipelineArgs& a, StreamSmem& sm, BlockStora
   // trees, warp 0 folds the 32 warp sums in a fixed order).
   double mass = static_cast<double>(exp_f32(arg(mod_v)));  // 0 without one
   int ignored = 0;
-  stream_row(x, vocab, mask, sm.skip, skip, ignored, [&](const auto& f, std::int64_t) {
+  stream_row<kStages>(x, vocab, mask, sm.skip, skip, ignored, stage,
+                      [&](const auto& f, std::int64_t) {
     constexpr int n = std::extent_v<std::remove_reference_t<decltype(f)>>;
 #pragma unroll
     for (int j = 0; j < n; ++j) mass += static_cast<double>(exp_f32(arg(f[j])));
@@ -567,24 +644,27 @@ __device__ bool modified_ids(const PipelineArgs& a, const RowParams& p, int row,
   return true;
 }
 
-// Dynamic shared memory of an instance: without kMod the list and the
-// bitmap are unused (at 64 KB and more, the SM's L1 carve-out shrinks and
-// the stream was 10-30% slower).
-constexpr std::size_t stream_smem_bytes(bool mod) {
-  return mod ? sizeof(StreamSmem) : offsetof(StreamSmem, mod_n);
+// Dynamic shared memory of an instance: StreamSmem (without kMod the list
+// and the bitmap are unused), then the stream's slots.
+constexpr std::size_t stream_smem_bytes(bool mod, bool bf16) {
+  return stream_stage_offset(mod) +
+         static_cast<std::size_t>(stream_stages(mod, bf16)) * kRowThreads * sizeof(uint4);
 }
 
-template <bool kMod, bool kMass>
-__global__ void __launch_bounds__(kRowThreads, 1) stream_kernel(PipelineArgs a) {
+// The args in place (__grid_constant__): a block reads its row's inline
+// params from the argument space, no local copy of the 10 KB.
+// One instance per dtype (T: float or std::uint16_t for bf16): their
+// shared memory differs (stream_smem_bytes).
+template <typename T, bool kMod, bool kMass>
+__global__ void __launch_bounds__(kRowThreads, 1)
+    stream_kernel(const __grid_constant__ StreamArgs sa) {
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ BlockStorage bs;
   auto& sm = *reinterpret_cast<StreamSmem*>(dyn);
   const int row = static_cast<int>(blockIdx.x);
-  if (a.bf16) {
-    stream_one_row<std::uint16_t, kMod, kMass>(a, sm, bs, row);
-  } else {
-    stream_one_row<float, kMod, kMass>(a, sm, bs, row);
-  }
+  grid_wait();     // the kernel before may write the logits, params, rng or list
+  grid_trigger();  // the cluster kernel after may launch: it waits for this one
+  stream_one_row<T, kMod, kMass>(sa, sm, bs, row);
 }
 
 }  // namespace nextok::cuda::dev
