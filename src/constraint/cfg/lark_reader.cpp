@@ -44,18 +44,84 @@ uint32_t Reader::single(const Expr& lit, size_t start) const {
   return v;
 }
 
-uint32_t Reader::hex(size_t digits, size_t start) {
-  uint32_t v = 0;
-  for (size_t k = 0; k < digits; ++k, ++pos_) {
-    const char c = cur();
-    const int d = c >= '0' && c <= '9'   ? c - '0'
-                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                         : -1;
-    if (d < 0) fail(start, "expecting " + std::to_string(digits) + " hex digits");
-    v = v * 16 + static_cast<uint32_t>(d);
+std::string Reader::evaluated(std::string_view raw, size_t start) const {
+  // Lark's rewriting.
+  std::string w;
+  for (size_t k = 0; k < raw.size(); ++k) {
+    w.push_back(raw[k]);
+    if (raw[k] != '\\') continue;
+    if (++k == raw.size()) fail(start, "a literal ends in a lone backslash");
+    const char n2 = raw[k];
+    if (n2 == '\\') {
+      w += "\\\\";
+    } else if (std::string_view("Uuxnftr").find(n2) == std::string_view::npos) {
+      w.push_back('\\');
+    }
+    w.push_back(n2);
   }
-  return v;
+  std::string q;  // w.replace('\\"', '"').replace("'", "\\'")
+  for (size_t k = 0; k < w.size(); ++k) {
+    if (w[k] == '\\' && k + 1 < w.size() && w[k + 1] == '"') continue;
+    if (w[k] == '\'') q.push_back('\\');
+    q.push_back(w[k]);
+  }
+  // Python's string literal escapes (those the rewriting can leave).
+  std::string out;
+  const auto hex = [&](size_t& k, size_t digits) {
+    uint32_t v = 0;
+    for (size_t d = 0; d < digits; ++d, ++k) {
+      const char c = k < q.size() ? q[k] : '\0';
+      const int x = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (x < 0) fail(start, "expecting " + std::to_string(digits) + " hex digits");
+      v = v * 16 + static_cast<uint32_t>(x);
+    }
+    if (v > 0x10FFFF) fail(start, "a code point out of range");
+    if (v >= 0xD800 && v <= 0xDFFF) fail(start, "a surrogate code point");
+    append_utf8(v, out);
+  };
+  for (size_t k = 0; k < q.size();) {
+    if (q[k] != '\\' || k + 1 == q.size()) {
+      out.push_back(q[k++]);
+      continue;
+    }
+    const char e = q[k + 1];
+    k += 2;
+    switch (e) {
+      case '\\':
+      case '\'':
+      case '"':
+        out.push_back(e);
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'x':
+        hex(k, 2);
+        break;
+      case 'u':
+        hex(k, 4);
+        break;
+      case 'U':
+        hex(k, 8);
+        break;
+      default:  // the rewriting leaves no other escape; Python keeps unknown ones
+        out.push_back('\\');
+        out.push_back(e);
+    }
+  }
+  return out;
 }
 
 Expr Reader::literal() {
@@ -64,40 +130,13 @@ Expr Reader::literal() {
   lit.at = start;
   while (cur() != '"') {
     if (eof() || cur() == '\n') fail(start, "unterminated string");
-    if (cur() != '\\') {
-      lit.text.push_back(cur());
-      ++pos_;
-      continue;
-    }
-    const char e = at(pos_ + 1);
-    pos_ += 2;
-    static constexpr std::pair<char, char> kSimple[] = {
-        {'n', '\n'}, {'t', '\t'}, {'r', '\r'},  {'f', '\f'}, {'v', '\v'}, {'a', '\a'},
-        {'b', '\b'}, {'0', '\0'}, {'\\', '\\'}, {'"', '"'},  {'\'', '\''}};
-    if (const auto* x = std::find_if(std::begin(kSimple), std::end(kSimple),
-                                     [&](const auto& p) { return p.first == e; });
-        x != std::end(kSimple)) {
-      lit.text.push_back(x->second);
-      continue;
-    }
-    switch (e) {
-      case 'x':
-        append_utf8(hex(2, pos_ - 2), lit.text);
-        break;
-      case 'u':
-        append_utf8(hex(4, pos_ - 2), lit.text);
-        break;
-      case 'U': {
-        const uint32_t cp = hex(8, pos_ - 2);
-        if (cp > 0x10FFFF) fail(pos_ - 10, "a code point out of range");
-        append_utf8(cp, lit.text);
-        break;
-      }
-      default:
-        if (e == '\0') fail(start, "unterminated string");
-        lit.text.push_back('\\');
-        pos_ -= 1;  // the character itself is read as text
-    }
+    pos_ += cur() == '\\' ? 2 : 1;
+  }
+  if (pos_ > src_.size()) fail(start, "unterminated string");
+  const std::string s = evaluated(src_.substr(start + 1, pos_ - start - 1), start);
+  for (size_t k = 0; k < s.size(); ++k) {  // s.replace('\\\\', '\\')
+    lit.text.push_back(s[k]);
+    if (s[k] == '\\' && k + 1 < s.size() && s[k + 1] == '\\') ++k;
   }
   ++pos_;
   if (cur() == 'i' && !name_char(at(pos_ + 1))) {
@@ -114,19 +153,10 @@ Expr Reader::regex() {
   // Lark ends a regex at the first unescaped '/', inside a class too.
   while (cur() != '/') {
     if (eof() || cur() == '\n') fail(start, "unterminated regex");
-    if (cur() == '\\' && at(pos_ + 1) == '/') {
-      rx.text.push_back('/');
-      pos_ += 2;
-      continue;
-    }
-    if (cur() == '\\') {
-      rx.text.push_back(cur());
-      ++pos_;
-    }
-    if (eof()) fail(start, "unterminated regex");
-    rx.text.push_back(cur());
-    ++pos_;
+    pos_ += cur() == '\\' ? 2 : 1;
   }
+  if (pos_ > src_.size()) fail(start, "unterminated regex");
+  rx.text = evaluated(src_.substr(start + 1, pos_ - start - 1), start);
   ++pos_;
   while (name_char(cur())) {
     const char f = cur();

@@ -56,13 +56,18 @@ class Reader {
 
   // The one code point of a range's string.
   uint32_t single(const Expr& lit, size_t start) const;
-  uint32_t hex(size_t digits, size_t start);
+  // The text between a literal's delimiters as Lark reads it
+  // (load_grammar.py, eval_escaping): an escape other than \\ and
+  // \U \u \x \n \f \t \r keeps its backslash, a backslash before a quote
+  // is dropped, then Python evaluates the result as a string literal. So a
+  // regex's `\\"` is a quote and a string's "\v" a backslash and a v.
+  std::string evaluated(std::string_view raw, size_t start) const;
 
-  // "..." with Python's escapes (an unknown one stays as written), then
-  // the i flag.
+  // "...": evaluated, each \\ then one backslash (as Lark does); then the i
+  // flag.
   Expr literal();
 
-  // /.../flags: the pattern as written, \/ read as /.
+  // /.../flags: the pattern evaluated.
   Expr regex();
 
   std::string_view src_;
