@@ -36,9 +36,7 @@ RefResolver Compiler::ref_resolver() const {
 NegationContext Compiler::negation_context() {
   NegationContext cx;
   cx.resolve = ref_resolver();
-  cx.refer = [this](const json& original) {
-    return json{{"$ref", SchemaRefs::internal_ref(refs_.add_internal(&original))}};
-  };
+  cx.refer = [this](const json& original) { return in_place(original); };
   cx.negated = [this](const json& target, const std::string& ptr) {
     return negated_ref(target, ptr);
   };
