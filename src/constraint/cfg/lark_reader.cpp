@@ -44,7 +44,7 @@ uint32_t Reader::single(const Expr& lit, size_t start) const {
   return v;
 }
 
-std::string Reader::evaluated(std::string_view raw, size_t start) const {
+std::string Reader::evaluated(std::string_view raw, size_t start, bool regex) const {
   // Lark's rewriting.
   std::string w;
   for (size_t k = 0; k < raw.size(); ++k) {
@@ -52,9 +52,12 @@ std::string Reader::evaluated(std::string_view raw, size_t start) const {
     if (raw[k] != '\\') continue;
     if (++k == raw.size()) fail(start, "a literal ends in a lone backslash");
     const char n2 = raw[k];
+    // \u{...} and \x{...} in a regex (llguidance's Rust escapes; Python
+    // cannot evaluate them, so lark refuses them) reach the regex as written.
+    const bool rust = regex && (n2 == 'u' || n2 == 'x') && k + 1 < raw.size() && raw[k + 1] == '{';
     if (n2 == '\\') {
       w += "\\\\";
-    } else if (std::string_view("Uuxnftr").find(n2) == std::string_view::npos) {
+    } else if (rust || std::string_view("Uuxnftr").find(n2) == std::string_view::npos) {
       w.push_back('\\');
     }
     w.push_back(n2);
@@ -124,16 +127,20 @@ std::string Reader::evaluated(std::string_view raw, size_t start) const {
   return out;
 }
 
+std::string_view Reader::body(char end, size_t start, const char* unterminated) {
+  while (cur() != end) {
+    if (eof() || cur() == '\n') fail(start, unterminated);
+    pos_ += cur() == '\\' ? 2 : 1;
+  }
+  if (pos_ > src_.size()) fail(start, unterminated);
+  return src_.substr(start + 1, pos_ - start - 1);
+}
+
 Expr Reader::literal() {
   const size_t start = pos_++;
   Expr lit{Expr::Kind::kLiteral};
   lit.at = start;
-  while (cur() != '"') {
-    if (eof() || cur() == '\n') fail(start, "unterminated string");
-    pos_ += cur() == '\\' ? 2 : 1;
-  }
-  if (pos_ > src_.size()) fail(start, "unterminated string");
-  const std::string s = evaluated(src_.substr(start + 1, pos_ - start - 1), start);
+  const std::string s = evaluated(body('"', start, "unterminated string"), start, false);
   for (size_t k = 0; k < s.size(); ++k) {  // s.replace('\\\\', '\\')
     lit.text.push_back(s[k]);
     if (s[k] == '\\' && k + 1 < s.size() && s[k + 1] == '\\') ++k;
@@ -151,12 +158,7 @@ Expr Reader::regex() {
   Expr rx{Expr::Kind::kRegex};
   rx.at = start;
   // Lark ends a regex at the first unescaped '/', inside a class too.
-  while (cur() != '/') {
-    if (eof() || cur() == '\n') fail(start, "unterminated regex");
-    pos_ += cur() == '\\' ? 2 : 1;
-  }
-  if (pos_ > src_.size()) fail(start, "unterminated regex");
-  rx.text = evaluated(src_.substr(start + 1, pos_ - start - 1), start);
+  rx.text = evaluated(body('/', start, "unterminated regex"), start, true);
   ++pos_;
   while (name_char(cur())) {
     const char f = cur();

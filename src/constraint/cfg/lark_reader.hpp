@@ -61,7 +61,11 @@ class Reader {
   // \U \u \x \n \f \t \r keeps its backslash, a backslash before a quote
   // is dropped, then Python evaluates the result as a string literal. So a
   // regex's `\\"` is a quote and a string's "\v" a backslash and a v.
-  std::string evaluated(std::string_view raw, size_t start) const;
+  // In a regex, \u{...} and \x{...} (llguidance's Rust escapes) are kept.
+  std::string evaluated(std::string_view raw, size_t start, bool regex) const;
+  // From the opening delimiter at `start` to the unescaped `end` (pos_
+  // left on it): the text between them.
+  std::string_view body(char end, size_t start, const char* unterminated);
 
   // "...": evaluated, each \\ then one backslash (as Lark does); then the i
   // flag.
