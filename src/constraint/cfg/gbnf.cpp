@@ -1,6 +1,7 @@
 #include "constraint/cfg/gbnf.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "constraint/cfg/cfg_builder.hpp"
@@ -252,8 +253,14 @@ class Parser {
     const uint32_t nt = b_.fresh("not_token", start);
     std::vector<std::vector<Symbol>> alts(1);
     alts[0].push_back(b_.code_class({{0, 0x10FFFF}}, false, start));
-    for (uint32_t s = 0; s < vocab_->size() && s <= kMaxSpecialTokenId; ++s) {
-      if (s == id || !vocab_->is_special(s) || vocab_->is_eos(s)) continue;
+    if (!run_specials_) {  // once per grammar, not per !<...>: a scan of the vocabulary
+      run_specials_.emplace();
+      for (uint32_t s = 0; s < vocab_->size() && s <= kMaxSpecialTokenId; ++s) {
+        if (vocab_->is_special(s) && !vocab_->is_eos(s)) run_specials_->push_back(s);
+      }
+    }
+    for (const uint32_t s : *run_specials_) {
+      if (s == id) continue;
       b_.cfg().special_tokens.push_back(s);
       b_.bytes(special_token_bytes(s), alts.emplace_back(), start);
     }
@@ -399,6 +406,9 @@ class Parser {
   // Each !<...>'s nonterminal and position, and those read as a run.
   std::vector<std::pair<uint32_t, size_t>> not_tokens_;
   std::set<uint32_t> repeated_;
+  // The special tokens a run of !<...> may read (all but the EOS), found on
+  // first use.
+  std::optional<std::vector<uint32_t>> run_specials_;
   size_t pos_ = 0;
   size_t depth_ = 0;
 };

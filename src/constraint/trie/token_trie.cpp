@@ -84,11 +84,6 @@ TokenTrie::BelowUtf8 TokenTrie::utf8_below() const {
   return {below_->index.data(), below_->utf8.data()};
 }
 
-size_t TokenTrie::below_sets() const {
-  std::call_once(below_->once, [&] { make_below(); });
-  return below_->bytes.size();
-}
-
 void TokenTrie::make_below() const {
   std::vector<Bytes> below(nodes_.size());
   std::vector<uint8_t> utf8(nodes_.size());

@@ -113,8 +113,6 @@ class TokenTrie {
     const uint8_t* flags_;
   };
   BelowUtf8 utf8_below() const;
-  // Distinct (bytes, UTF-8) entries of that table.
-  size_t below_sets() const;
   // The kept masks of free-text states (free_text_masks.hpp), shared by
   // every walk over this trie: every grammar and thread of a TokenIndex.
   FreeTextMasks& free_text_masks() const noexcept { return *free_text_; }
