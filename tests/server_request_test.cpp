@@ -186,7 +186,55 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"("tools": [{"type": "function", "function": {"name": "f"}}],
                    "response_format": {"type": "json_object"})",
                 "response_format"},
+        BadCase{R"("structured_outputs": {"choice": []})", "structured_outputs.choice"},
+        BadCase{R"("guided_choice": ["a", 2])", "guided_choice[1]"},
+        BadCase{R"("guided_json": "[1, 2]")", "guided_json"},
+        BadCase{R"("structured_outputs": {"grammar": 1})", "structured_outputs.grammar"},
+        BadCase{R"("structured_outputs": {"regex": "a", "whitespace_pattern": "x"})",
+                "structured_outputs.whitespace_pattern"},
+        BadCase{R"("tools": [{"type": "function", "function": {"name": "f"}}],
+                   "guided_regex": "a")",
+                "guided_regex"},
         BadCase{R"("thinking_budget": -1)", "thinking_budget"}, BadCase{R"("model": 5)", "model"}));
+
+TEST(ServerRequest, StructuredOutputsInEverySpelling) {
+  struct Case {
+    const char* body;
+    ResponseFormat format;
+    const char* param;
+  };
+  const Case cases[] = {
+      {R"("structured_outputs": {"regex": "a+"})", ResponseFormat::kRegex,
+       "structured_outputs.regex"},
+      {R"("guided_regex": "a+")", ResponseFormat::kRegex, "guided_regex"},
+      {R"("regex": "a+")", ResponseFormat::kRegex, "regex"},
+      {R"("structured_outputs": {"choice": ["a", "b"]})", ResponseFormat::kChoice,
+       "structured_outputs.choice"},
+      {R"("guided_choice": ["a"])", ResponseFormat::kChoice, "guided_choice"},
+      {R"("structured_outputs": {"grammar": "root ::= \"a\""})", ResponseFormat::kGbnf,
+       "structured_outputs.grammar"},
+      {R"("structured_outputs": {"grammar": "start: \"a\""})", ResponseFormat::kLark,
+       "structured_outputs.grammar"},
+      {R"("guided_grammar": "start: \"a\"")", ResponseFormat::kLark, "guided_grammar"},
+      {R"("grammar": "root ::= \"a\"")", ResponseFormat::kGbnf, "grammar"},
+      // SGLang's ebnf is GBNF-like whatever it holds.
+      {R"("ebnf": "root: x")", ResponseFormat::kGbnf, "ebnf"},
+      {R"("structured_outputs": {"json": {"type": "integer"}})", ResponseFormat::kJsonSchema,
+       "structured_outputs.json"},
+      {R"("guided_json": "{\"type\": \"integer\"}")", ResponseFormat::kJsonSchema, "guided_json"},
+      {R"("json_schema": "{\"type\": \"integer\"}")", ResponseFormat::kJsonSchema, "json_schema"},
+      {R"("structured_outputs": {"json_object": true})", ResponseFormat::kJsonObject,
+       "structured_outputs.json_object"},
+  };
+  for (const Case& c : cases) {
+    const ApiRequest r = chat(c.body);
+    EXPECT_EQ(r.format, c.format) << c.body;
+    EXPECT_EQ(r.format_param, c.param) << c.body;
+  }
+  EXPECT_EQ(chat(R"("guided_choice": ["x", "y"])").choices, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(chat(R"("guided_json": "{\"type\": \"integer\"}")").schema, R"({"type":"integer"})");
+  EXPECT_EQ(chat(R"("structured_outputs": {"json_object": false})").format, ResponseFormat::kText);
+}
 
 TEST(ServerRequest, CanonicalLogitBiasKeysAreTokenIds) {
   const ApiRequest r = chat(R"("logit_bias": {"0": 1, "17": -2, "2147483647": 3})");

@@ -7,12 +7,15 @@
 #include <optional>
 
 #include "api_error.hpp"
+#include "request_fields.hpp"
+#include "structured_outputs.hpp"
 
 namespace nextok::server {
 
 namespace {
 
 using nlohmann::json;
+using namespace fields;  // NOLINT(google-build-using-namespace)
 
 constexpr int kMaxBodyDepth = 256;
 
@@ -39,77 +42,6 @@ void check_depth(std::string_view body) {
       --depth;
     }
   }
-}
-
-const char* type_name(const json& v) {
-  if (v.is_boolean()) return "a boolean";
-  if (v.is_number()) return "a number";
-  if (v.is_string()) return "a string";
-  if (v.is_array()) return "an array";
-  if (v.is_object()) return "an object";
-  return "null";
-}
-
-[[noreturn]] void wrong_type(const std::string& name, const json& v, const char* want) {
-  throw ApiError::bad_param(
-      name, std::string("'") + name + "' must be " + want + ", not " + type_name(v) + ".",
-      "invalid_type");
-}
-
-// A present, non-null field (OpenAI treats null as absent).
-const json* field(const json& body, const char* name) {
-  const auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-double number(const json& v, const std::string& name, double lo, double hi) {
-  if (!v.is_number()) wrong_type(name, v, "a number");
-  const double x = v.get<double>();
-  if (!std::isfinite(x) || x < lo || x > hi) {
-    throw ApiError::bad_param(name,
-                              "'" + name + "' is " + v.dump() + "; it must be between " +
-                                  json(lo).dump() + " and " + json(hi).dump() + ".",
-                              "out_of_range");
-  }
-  return x;
-}
-
-std::int64_t integer(const json& v, const std::string& name, std::int64_t lo, std::int64_t hi) {
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9.0e15)
-      wrong_type(name, v, "an integer");
-  } else if (!v.is_number_integer()) {
-    wrong_type(name, v, "an integer");
-  }
-  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
-    throw ApiError::bad_param(
-        name, "'" + name + "' is too large (at most " + std::to_string(hi) + ").", "out_of_range");
-  }
-  const std::int64_t x =
-      v.is_number_float() ? static_cast<std::int64_t>(v.get<double>()) : v.get<std::int64_t>();
-  if (x < lo || x > hi) {
-    throw ApiError::bad_param(name,
-                              "'" + name + "' is " + std::to_string(x) + "; it must be between " +
-                                  std::to_string(lo) + " and " + std::to_string(hi) + ".",
-                              "out_of_range");
-  }
-  return x;
-}
-
-bool boolean(const json& v, const std::string& name) {
-  if (!v.is_boolean()) wrong_type(name, v, "a boolean");
-  return v.get<bool>();
-}
-
-const std::string& string(const json& v, const std::string& name) {
-  if (!v.is_string()) wrong_type(name, v, "a string");
-  return v.get_ref<const std::string&>();
-}
-
-[[noreturn]] void unsupported(const std::string& name, const std::string& why) {
-  throw ApiError::bad_param(name, why, "unsupported_parameter");
 }
 
 // Message content: a string or an array of text parts.
@@ -349,6 +281,7 @@ void parse_response_format(const json& body, ApiRequest& r) {
   if (t == "text") return;
   if (t == "json_object") {
     r.format = ResponseFormat::kJsonObject;
+    r.format_param = "response_format";
     return;
   }
   if (t != "json_schema") {
@@ -370,6 +303,7 @@ void parse_response_format(const json& body, ApiRequest& r) {
   if (const json* s = field(*js, "strict"))
     r.schema_strict = boolean(*s, "response_format.json_schema.strict");
   r.format = ResponseFormat::kJsonSchema;
+  r.format_param = "response_format.json_schema.schema";
   r.schema = dump_json(*schema);
 }
 
@@ -455,13 +389,14 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint,
   parse_sampling(body, r, limits);
   parse_logprobs(body, r);
   parse_response_format(body, r);
+  parse_structured_outputs(body, r);
   if (endpoint == Endpoint::kChat &&
       (field(body, "tools") || field(body, "tool_choice") || field(body, "parallel_tool_calls"))) {
     // Again with the key order kept: tools render as the client wrote them.
     r.tools = parse_tools(nlohmann::ordered_json::parse(body_text));
     if (r.tools.active() && r.format != ResponseFormat::kText) {
-      unsupported("response_format",
-                  "response_format with tools is not supported; set tool_choice to 'none'.");
+      const std::string top = r.format_param.substr(0, r.format_param.find('.'));
+      unsupported(top, top + " with tools is not supported; set tool_choice to 'none'.");
     }
   }
   if (const json* v = field(body, "thinking_budget"))

@@ -16,7 +16,17 @@ namespace nextok::server {
 
 enum class Endpoint : std::uint8_t { kChat, kCompletion };
 
-enum class ResponseFormat : std::uint8_t { kText, kJsonObject, kJsonSchema };
+// What constrains the output: response_format, or a structured-output field
+// as vLLM, SGLang and llama.cpp's servers take them (structured_outputs.hpp).
+enum class ResponseFormat : std::uint8_t {
+  kText,
+  kJsonObject,
+  kJsonSchema,
+  kRegex,
+  kChoice,
+  kGbnf,
+  kLark
+};
 
 struct RequestLimits {
   std::size_t max_messages = 1024;
@@ -44,7 +54,10 @@ struct ApiRequest {
   std::uint32_t top_logprobs = 0;  // shown per token (chat: top_logprobs; completions: logprobs)
 
   ResponseFormat format = ResponseFormat::kText;
-  std::string schema;  // json_schema: the schema text
+  std::string format_param;          // the field that set `format`, which errors name
+  std::string schema;                // json_schema: the schema text
+  std::string grammar;               // kRegex: the pattern; kGbnf, kLark: the grammar text
+  std::vector<std::string> choices;  // kChoice
   bool schema_strict = false;
   ToolRequest tools;  // chat only
 

@@ -180,13 +180,51 @@ std::shared_ptr<const JsonGrammar> ServeEngine::grammar(const ApiRequest& r,
   if (r.format == ResponseFormat::kJsonObject) return any_object_;
   return compile_cached((r.schema_strict ? "s:" : "l:") + r.schema,
                         [&] {
-                          return CompiledFormat{
-                              compile_schema(r.schema, r.schema_strict, cancel,
-                                             "response_format.json_schema.schema"),
-                              nullptr, nullptr};
+                          return CompiledFormat{compile_schema(r.schema, r.schema_strict, cancel,
+                                                               r.format_param.c_str()),
+                                                nullptr, nullptr, nullptr};
                         },
                         cancel)
       .json;
+}
+
+std::shared_ptr<const Grammar> ServeEngine::text_grammar(const ApiRequest& r,
+                                                         const std::atomic<bool>* cancel) const {
+  // The key holds the kind and the text; a choice's strings as a JSON array
+  // (no separator could be ambiguous).
+  const std::string body =
+      r.format == ResponseFormat::kChoice ? nlohmann::json(r.choices).dump() : r.grammar;
+  const std::string key = "g" + std::to_string(static_cast<int>(r.format)) + ":" + body;
+  auto build = [&] {
+    ConstraintLimits limits;
+    limits.max_compile_ms = options_.max_compile_ms;
+    limits.max_compile_bytes = options_.max_compile_bytes;
+    limits.cancel = cancel;
+    CompiledFormat c;
+    try {
+      switch (r.format) {
+        case ResponseFormat::kRegex:
+          c.grammar = Grammar::regex(index_, r.grammar, limits);
+          break;
+        case ResponseFormat::kChoice:
+          c.grammar = Grammar::choice(index_, r.choices, limits);
+          break;
+        case ResponseFormat::kGbnf:
+          c.grammar = Grammar::gbnf(index_, r.grammar, limits);
+          break;
+        default:
+          c.grammar = Grammar::lark(index_, r.grammar, limits);
+      }
+    } catch (const Error& e) {
+      const char* what = r.format == ResponseFormat::kRegex    ? "invalid regex: "
+                         : r.format == ResponseFormat::kChoice ? "invalid choice: "
+                                                               : "invalid grammar: ";
+      throw ApiError(400, "invalid_request_error", what + std::string(e.what()), r.format_param,
+                     "invalid_grammar");
+    }
+    return c;
+  };
+  return compile_cached(key, build, cancel).grammar;
 }
 
 std::shared_ptr<const JsonGrammar> ServeEngine::compile_schema(const std::string& schema,
@@ -221,7 +259,8 @@ std::unique_ptr<ConstraintEngine> ServeEngine::constraint_for(
     CompiledFormat f = compile_cached(
         key,
         [&] {
-          CompiledFormat c{compile_schema(schema, t.strict(), cancel, "tools"), nullptr, nullptr};
+          CompiledFormat c{compile_schema(schema, t.strict(), cancel, "tools"), nullptr, nullptr,
+                           nullptr};
           if (!forced) c.either = JsonOrTextGrammar::build(index_, c.json, kPythonTag);
           return c;
         },
@@ -245,13 +284,20 @@ std::unique_ptr<ConstraintEngine> ServeEngine::constraint_for(
           tf.min_segments = forced ? 1 : 0;
           tf.max_segments = t.parallel ? StructuralTagFormat::kUnlimited : 1;
           return CompiledFormat{tf.content, StructuralTagGrammar::build(index_, std::move(tf)),
-                                nullptr};
+                                nullptr, nullptr};
         },
         cancel);
     return std::make_unique<StructuralTagConstraint>(f.tags);
   }
-  if (r.format != ResponseFormat::kText)
-    return std::make_unique<JsonConstraint>(grammar(r, cancel));
+  switch (r.format) {
+    case ResponseFormat::kText:
+      return nullptr;
+    case ResponseFormat::kJsonObject:
+    case ResponseFormat::kJsonSchema:
+      return std::make_unique<JsonConstraint>(grammar(r, cancel));
+    default:
+      return std::make_unique<GrammarConstraint>(text_grammar(r, cancel));
+  }
   return nullptr;
 }
 

@@ -19,6 +19,7 @@
 #include "background_pool.hpp"
 #include "job.hpp"
 #include "nextok/chat.hpp"
+#include "nextok/grammar.hpp"
 #include "nextok/json_or_text.hpp"
 #include "nextok/llama.hpp"
 #include "nextok/structural_tag.hpp"
@@ -82,11 +83,13 @@ class ServeEngine {
  private:
   std::vector<std::int32_t> prompt_ids(const ApiRequest& r, std::string& rendered) const;
   // A compiled output format: a JSON grammar, and for tool calls the
-  // structural tag around it or (Llama 3.1, auto) the text-or-call choice.
+  // structural tag around it or (Llama 3.1, auto) the text-or-call choice;
+  // or a regex, choice, GBNF or Lark grammar.
   struct CompiledFormat {
     std::shared_ptr<const JsonGrammar> json;
     std::shared_ptr<const StructuralTagGrammar> tags;
     std::shared_ptr<const JsonOrTextGrammar> either;
+    std::shared_ptr<const Grammar> grammar;
   };
   std::unique_ptr<ConstraintEngine> constraint_for(const ApiRequest& r,
                                                    const std::atomic<bool>* cancel) const;
@@ -96,6 +99,8 @@ class ServeEngine {
                                 const std::atomic<bool>* cancel) const;
   std::shared_ptr<const JsonGrammar> grammar(const ApiRequest& r,
                                              const std::atomic<bool>* cancel) const;
+  std::shared_ptr<const Grammar> text_grammar(const ApiRequest& r,
+                                              const std::atomic<bool>* cancel) const;
   std::optional<CompiledFormat> cached(const std::string& key) const;
   std::shared_ptr<const JsonGrammar> compile_schema(const std::string& schema, bool strict,
                                                     const std::atomic<bool>* cancel,
