@@ -1,4 +1,4 @@
-// --regex / --grammar / --choice: the grammar constraint flags shared by
+// --regex / --grammar / --choice / --structural-tag: the grammar constraint flags shared by
 // `nextok generate` and `nextok grammar-generate`.
 #pragma once
 
@@ -15,9 +15,13 @@ struct GrammarFlags {
   std::string regex;
   std::string grammar_file;  // GBNF
   std::string choice;        // comma-separated
+  std::string structural_tag_file;
 
   void add_to(CLI::App& cmd);
-  bool given() const { return !regex.empty() || !grammar_file.empty() || !choice.empty(); }
+  bool given() const {
+    return !regex.empty() || !grammar_file.empty() || !choice.empty() ||
+           !structural_tag_file.empty();
+  }
   // Throws Error{kInvalidArgument} when more than one is given.
   std::shared_ptr<const Grammar> compile(std::shared_ptr<const TokenIndex> index,
                                          const ConstraintLimits& limits = {}) const;

@@ -22,7 +22,7 @@ namespace nextok {
 
 class Grammar {
  public:
-  enum class Kind { kGbnf, kRegex, kChoice, kLark };
+  enum class Kind { kGbnf, kRegex, kChoice, kLark, kStructuralTag };
 
   // Token references as llama.cpp reads them: <[id]> and <text> (a special
   // token as itself, a text token as its text), and runs of !<special>.
@@ -51,6 +51,17 @@ class Grammar {
   static std::shared_ptr<const Grammar> regex(std::shared_ptr<const TokenIndex> index,
                                               std::string_view pattern,
                                               const ConstraintLimits& limits = {});
+  // XGrammar's structural tag (the JSON of vLLM's and SGLang's
+  // `structural_tag`): {"type": "structural_tag", "format": {...}} or the
+  // older {"structures": [...], "triggers": [...]}. Formats: const_string,
+  // json_schema, any_text, sequence, or, optional, plus, star, repeat, tag,
+  // triggered_tags, tags_with_separator. Throws Error{kInvalidArgument,
+  // "structural_tag"} for malformed input, Error{kUnsupported,
+  // "structural_tag"} for the others (token formats, regex and grammar
+  // content, XML styles, budgets), each naming the format's path.
+  static std::shared_ptr<const Grammar> structural_tag(std::shared_ptr<const TokenIndex> index,
+                                                       std::string_view json_text,
+                                                       const ConstraintLimits& limits = {});
   // The output is exactly one of `strings` (Error{kInvalidArgument,
   // "choice"} when there are none).
   static std::shared_ptr<const Grammar> choice(std::shared_ptr<const TokenIndex> index,

@@ -9,9 +9,8 @@
 registers ``NextokGrammarBackend`` with ``register_grammar_backend``, which
 ``create_grammar_backend`` consults before its built-in backends. The
 backend serves JSON Schema requests (``"$$ANY$$"``, SGLang's key for any
-JSON value, compiles the empty schema), regexes and EBNF grammars (GBNF, or Lark);
-structural tags are reported as unsupported (an invalid grammar for that
-request).
+JSON value, compiles the empty schema), regexes, EBNF grammars (GBNF, or
+Lark) and structural tags (XGrammar's JSON, both shapes).
 
 ``NextokGrammar`` is SGLang's ``BaseGrammarObject`` over a
 ``nextok.Matcher``: the vocab mask is the int32 ``[B, ceil(V/32)]`` bitmask
@@ -198,6 +197,13 @@ class NextokGrammarBackend(BaseGrammarBackend):
             return NextokGrammar(compile_grammar_text(key_string, self.tokenizer_info))
         except (_nextok.NextokError, ValueError) as e:
             logger.error("nextok: invalid grammar: %s", e)
+            return InvalidGrammarObject(str(e))
+
+    def dispatch_structural_tag(self, key_string: str) -> BaseGrammarObject:
+        try:
+            return NextokGrammar(_nextok.Grammar.structural_tag(key_string, self.tokenizer_info))
+        except (_nextok.NextokError, ValueError) as e:
+            logger.error("nextok: invalid structural tag: %s", e)
             return InvalidGrammarObject(str(e))
 
 

@@ -179,10 +179,12 @@ class NextokBackend(StructuredOutputBackend):
             grammar = _nextok.Grammar.choice([str(c) for c in json.loads(spec)], info)
         elif request_type == StructuredOutputOptions.GRAMMAR:
             grammar = compile_grammar_text(spec, info)
+        elif request_type == StructuredOutputOptions.STRUCTURAL_TAG:
+            grammar = _nextok.Grammar.structural_tag(spec, info)
         else:
             raise ValueError(
-                f"the nextok backend supports JSON Schema, JSON object, regex, choice and "
-                f"grammar (GBNF or Lark) requests, not {request_type.name}"
+                f"the nextok backend supports JSON Schema, JSON object, regex, choice, "
+                f"grammar (GBNF or Lark) and structural-tag requests, not {request_type.name}"
             )
         with self._lock:
             if len(self._grammars) >= self._max_cached:
@@ -225,9 +227,10 @@ def validate_request(params: Any, tokenizer: Any = None) -> None:
     """Raises VLLMValidationError unless the nextok backend can serve this request.
 
     ``params``: a ``vllm.SamplingParams`` with ``structured_outputs`` set.
-    JSON Schema (valid JSON text or an object), JSON-object, regex, choice and
-    grammar (GBNF or Lark) requests are served (a regex or grammar that does not compile
-    is refused here); structural-tag requests are not.
+    JSON Schema (valid JSON text or an object), JSON-object, regex, choice,
+    grammar (GBNF or Lark) and structural-tag (XGrammar's JSON) requests are
+    served; JSON that does not parse is refused here, a grammar that does not
+    compile fails its request when it compiles.
     """
     so = params.structured_outputs
     if so.json is not None:
@@ -252,11 +255,15 @@ def validate_request(params: Any, tokenizer: Any = None) -> None:
     elif so.choice is not None:
         if not isinstance(so.choice, list) or not so.choice:
             raise _validation_error("structured_outputs.choice must be a non-empty list")
+    elif getattr(so, "structural_tag", None) is not None:
+        try:
+            json.loads(so.structural_tag)
+        except (TypeError, json.JSONDecodeError) as e:
+            raise _validation_error(f"Invalid structural_tag JSON for nextok: {e}") from e
     else:
-        kinds = [k for k in ("structural_tag",) if getattr(so, k, None)]
         raise _validation_error(
             "the nextok structured output backend supports json, json_object, regex, "
-            f"choice and grammar requests; this one has {', '.join(kinds) or 'no constraint'}"
+            "choice, grammar and structural_tag requests; this one has no constraint"
         )
 
 

@@ -178,6 +178,20 @@ void bind_matcher(nb::module_& m) {
           "A Lark grammar from its rule `start`: the language of lark's Earley parser with "
           "the dynamic_complete lexer (Python regex terminals, %import common, %ignore). "
           "Raises NextokError (param \"grammar\", message \"line:column: ...\") on errors.")
+      .def_static(
+          "structural_tag",
+          [](const std::string& json_text, std::shared_ptr<const TokenizerInfo> info) {
+            if (!info) throw nb::type_error("tokenizer_info must be a TokenizerInfo");
+            auto index = info->index();
+            nb::gil_scoped_release release;
+            return Grammar{nullptr, info,
+                           ::nextok::Grammar::structural_tag(std::move(index), json_text)};
+          },
+          nb::arg("json_text"), nb::arg("tokenizer_info"),
+          "XGrammar's structural tag as JSON text ({\"type\": \"structural_tag\", \"format\": "
+          "{...}}, or the older {\"structures\": [...], \"triggers\": [...]}): tags, "
+          "triggered tags, tags with a separator, JSON schema content, free text. Raises "
+          "NextokError (param \"structural_tag\") on malformed or unsupported formats.")
       .def_prop_ro(
           "warnings",
           [](const Grammar& g) {

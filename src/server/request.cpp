@@ -284,9 +284,16 @@ void parse_response_format(const json& body, ApiRequest& r) {
     r.format_param = "response_format";
     return;
   }
+  if (t == "structural_tag") {  // vLLM's: the object itself is XGrammar's structural tag
+    r.format = ResponseFormat::kStructuralTag;
+    r.format_param = "response_format";
+    r.grammar = dump_json(*rf);
+    return;
+  }
   if (t != "json_schema") {
-    throw ApiError::bad_param("response_format.type", "unknown response_format type '" + t +
-                                                          "' (text, json_object or json_schema).");
+    throw ApiError::bad_param("response_format.type",
+                              "unknown response_format type '" + t +
+                                  "' (text, json_object, json_schema or structural_tag).");
   }
   const json* js = field(*rf, "json_schema");
   if (!js)

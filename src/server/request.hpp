@@ -25,7 +25,8 @@ enum class ResponseFormat : std::uint8_t {
   kRegex,
   kChoice,
   kGbnf,
-  kLark
+  kLark,
+  kStructuralTag
 };
 
 struct RequestLimits {

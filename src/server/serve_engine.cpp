@@ -212,6 +212,9 @@ std::shared_ptr<const Grammar> ServeEngine::text_grammar(const ApiRequest& r,
         case ResponseFormat::kGbnf:
           c.grammar = Grammar::gbnf(index_, r.grammar, limits);
           break;
+        case ResponseFormat::kStructuralTag:
+          c.grammar = Grammar::structural_tag(index_, r.grammar, limits);
+          break;
         default:
           c.grammar = Grammar::lark(index_, r.grammar, limits);
       }

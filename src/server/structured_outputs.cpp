@@ -66,6 +66,14 @@ void set_grammar(const json& v, const std::string& name, ApiRequest& r, bool gbn
   r.grammar = text;
 }
 
+// XGrammar's structural tag, as JSON text (vLLM's form) or as the object.
+void set_structural_tag(const json& v, const std::string& name, ApiRequest& r) {
+  if (!v.is_string() && !v.is_object())
+    wrong_type(name, v, "a structural tag (an object, or its JSON text)");
+  set_format(r, ResponseFormat::kStructuralTag, name);
+  r.grammar = v.is_string() ? v.get<std::string>() : dump_json(v);
+}
+
 // Options that would change what is allowed: refused rather than ignored.
 void refuse_if_true(const json& so, const char* key) {
   const std::string name = std::string("structured_outputs.") + key;
@@ -95,11 +103,11 @@ void parse_vllm(const json& so, ApiRequest& r) {
     } else if (key == "whitespace_pattern") {
       unsupported(name, "'" + name + "' is not supported.");
     } else if (key == "structural_tag") {
-      unsupported(name, "'" + name + "' is not supported; tool calls use 'tools'.");
+      set_structural_tag(value, name, r);
     } else if (key != "disable_any_whitespace" && key != "disable_additional_properties") {
       throw ApiError::bad_param(name, "unknown field '" + name +
                                           "' (json, regex, choice, grammar, json_object, "
-                                          "disable_fallback).");
+                                          "structural_tag, disable_fallback).");
     }
   }
   refuse_if_true(so, "disable_any_whitespace");
@@ -126,6 +134,7 @@ void parse_structured_outputs(const json& body, ApiRequest& r) {
   if (const json* v = field(body, "ebnf")) set_grammar(*v, "ebnf", r, true);
   if (const json* v = field(body, "grammar")) set_grammar(*v, "grammar", r);
   if (const json* v = field(body, "json_schema")) set_schema(*v, "json_schema", r);
+  if (const json* v = field(body, "structural_tag")) set_structural_tag(*v, "structural_tag", r);
 }
 
 }  // namespace nextok::server

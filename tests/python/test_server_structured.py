@@ -1,7 +1,8 @@
 """Structured outputs beyond response_format, sent through the official
 `openai` client's extra_body as vLLM, SGLang and llama.cpp clients send them
 (docs/server.md): vLLM's `structured_outputs` {json, regex, choice, grammar,
-json_object} and its older `guided_*` fields, SGLang's `regex`, `ebnf` and
+json_object, structural_tag}, its older `guided_*` fields and its
+`response_format` of type `structural_tag`, SGLang's `regex`, `ebnf` and
 `json_schema` (JSON text), llama.cpp's `grammar`. On the default model
 (SmolLM2), chat and completions, greedy and sampled, every output is judged
 by an independent oracle: regress (ECMA-262) full-matches regexes, lark
@@ -12,11 +13,13 @@ conflicting and unsupported fields are 400s naming the field."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import jsonschema
 import openai
 import pytest
+import regex
 import regress
 from gbnf_oracle import accepts as gbnf_accepts
 from gbnf_oracle import recogniser
@@ -95,6 +98,64 @@ CASES = {
         judge_schema({"type": "object"}),
     ),
 }
+
+
+# XGrammar's structural tags: exactly one tag (vLLM's structured_outputs
+# field, JSON text), and the older shape as vLLM's response_format type, where
+# free text may go on until max_tokens: there the output must be a prefix of
+# the language (the `regex` module's partial match).
+FREE = r"(?:[^<]|<(?!r))*"
+SMALL = {"type": "integer", "minimum": 0, "maximum": 99}
+ONE_TAG = {
+    "type": "structural_tag",
+    "format": {
+        "type": "triggered_tags",
+        "triggers": ["<r"],
+        "at_least_one": True,
+        "stop_after_first": True,
+        "tags": [
+            {
+                "type": "tag",
+                "begin": "<r>",
+                "end": "</r>",
+                "content": {"type": "json_schema", "json_schema": SMALL},
+            }
+        ],
+    },
+}
+LEGACY = {
+    "type": "structural_tag",
+    "triggers": ["<r"],
+    "structures": [{"begin": "<r>", "end": "</r>", "schema": SMALL}],
+}
+
+
+def tags_valid(text: str) -> bool:
+    """Every complete tag holds a JSON value the schema accepts."""
+    return all(judge_schema(SMALL)(v) for v in re.findall(r"<r>(.*?)</r>", text))
+
+
+@pytest.mark.parametrize("seed", [None, 3])
+def test_structural_tags(client: Any, seed: int | None) -> None:
+    sampled = {} if seed is None else {"temperature": 1.0, "seed": seed}
+    r = client.chat.completions.create(
+        model="default",
+        messages=ASK,
+        max_tokens=40,
+        **sampled,
+        extra_body={"structured_outputs": {"structural_tag": json.dumps(ONE_TAG)}},
+    )
+    c = r.choices[0]
+    out = c.message.content
+    assert c.finish_reason == "stop" and re.fullmatch(r"<r>[^<]*</r>", out) and tags_valid(out), c
+    r = client.chat.completions.create(
+        model="default", messages=ASK, max_tokens=40, response_format=LEGACY, **sampled
+    )
+    c = r.choices[0]
+    out = c.message.content
+    lang = f"{FREE}(?:<r>[^<]*</r>{FREE})*"
+    complete = c.finish_reason == "stop"
+    assert regex.fullmatch(lang, out, partial=not complete) and tags_valid(out), out
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -186,6 +247,19 @@ def test_stream_reassembles_to_the_same_text(client: Any, name: str) -> None:
             "unsupported_parameter",
         ),
         ({"guided_whitespace_pattern": " *"}, "guided_whitespace_pattern", "unsupported_parameter"),
+        (
+            {
+                "structured_outputs": {
+                    "structural_tag": json.dumps(
+                        {"type": "structural_tag", "format": {"type": "regex", "pattern": "a"}}
+                    )
+                }
+            },
+            "structured_outputs.structural_tag",
+            "invalid_grammar",
+        ),
+        ({"structural_tag": "{not json"}, "structural_tag", "invalid_grammar"),
+        ({"response_format": {"type": "structural_tag"}}, "response_format", "invalid_grammar"),
         (
             {"regex": "a", "tools": [{"type": "function", "function": {"name": "f"}}]},
             "regex",

@@ -173,7 +173,7 @@ def test_invalid_and_unsupported_grammars(sgl):
     assert isinstance(value.result(timeout=60), InvalidGrammarObject)
 
 
-def test_regex_and_ebnf_requests_generate_matching_text(sgl):
+def test_regex_ebnf_and_structural_tag_requests_generate_matching_text(sgl):
     import re
 
     import nextok.sglang
@@ -192,6 +192,33 @@ def test_regex_and_ebnf_requests_generate_matching_text(sgl):
             "ebnf",
             'start: "[" D D? ("," D D?)? "]"\nD: "0".."9"',
             r"\[[0-9]{1,2}(,[0-9]{1,2})?\]",
+        ),
+        # XGrammar's structural tag: exactly one tag around a bounded integer.
+        (
+            "structural_tag",
+            json.dumps(
+                {
+                    "type": "structural_tag",
+                    "format": {
+                        "type": "triggered_tags",
+                        "triggers": ["<r"],
+                        "at_least_one": True,
+                        "stop_after_first": True,
+                        "tags": [
+                            {
+                                "type": "tag",
+                                "begin": "<r>",
+                                "end": "</r>",
+                                "content": {
+                                    "type": "json_schema",
+                                    "json_schema": {"type": "integer", "minimum": 0, "maximum": 99},
+                                },
+                            }
+                        ],
+                    },
+                }
+            ),
+            r"<r>(0|[1-9][0-9]?)</r>",
         ),
     ]
     for kind, spec, pattern in cases:

@@ -147,7 +147,7 @@ def test_manager_generates_valid_json_with_vllm_bitmask_application(vllm_env, ma
         vllm_env.jsonschema.validate(json.loads(text), schemas[int(req_id[1:]) % 2])
 
 
-def test_regex_choice_gbnf_and_lark_requests_through_the_manager(vllm_env, manager):
+def test_regex_choice_gbnf_lark_and_structural_tag_requests_through_the_manager(vllm_env, manager):
     import re
 
     import torch
@@ -169,6 +169,26 @@ def test_regex_choice_gbnf_and_lark_requests_through_the_manager(vllm_env, manag
             # The grammar field in Lark (vLLM's guidance backend reads Lark).
             {"grammar": 'start: "(" D D? ("+" D D?)? ")"\nD: "0".."9"'},
             lambda t: re.fullmatch(r"\([0-9]{1,2}(\+[0-9]{1,2})?\)", t),
+        ),
+        "st": (
+            # XGrammar's structural tag: a tag around a bounded JSON integer.
+            {
+                "structural_tag": json.dumps(
+                    {
+                        "type": "structural_tag",
+                        "format": {
+                            "type": "tag",
+                            "begin": "<r>",
+                            "end": "</r>",
+                            "content": {
+                                "type": "json_schema",
+                                "json_schema": {"type": "integer", "minimum": 0, "maximum": 99},
+                            },
+                        },
+                    }
+                )
+            },
+            lambda t: re.fullmatch(r"<r>(0|[1-9][0-9]?)</r>", t),
         ),
     }
     requests = {k: make_request(vllm_env, k, **c) for k, (c, _) in cases.items()}
@@ -320,8 +340,8 @@ def test_threaded_fill_path_uses_the_batch_fill(vllm_env, monkeypatch):
 def test_unsupported_and_bad_requests_raise(vllm_env, manager):
     from vllm.exceptions import VLLMValidationError
 
-    with pytest.raises(VLLMValidationError, match="nextok"):
-        make_request(vllm_env, "x", structural_tag='{"type": "structural_tag"}')
+    with pytest.raises(VLLMValidationError, match="structural_tag JSON for nextok"):
+        make_request(vllm_env, "x", structural_tag="{not json")
     with pytest.raises(VLLMValidationError, match="non-empty"):
         make_request(vllm_env, "x2", regex="")
     with pytest.raises(VLLMValidationError, match="Invalid JSON"):

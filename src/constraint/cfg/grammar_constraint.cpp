@@ -14,6 +14,7 @@
 #include "constraint/cfg/lark.hpp"
 #include "constraint/cfg/mask_memo.hpp"
 #include "constraint/cfg/regular_fragments.hpp"
+#include "constraint/cfg/structural_tag_lark.hpp"
 #include "constraint/cfg/walker_pool.hpp"
 #include "constraint/engine/mask_bits.hpp"
 #include "constraint/engine/token_index_impl.hpp"
@@ -118,6 +119,26 @@ std::shared_ptr<const Grammar> Grammar::lark(std::shared_ptr<const TokenIndex> i
   impl->index = need_index(std::move(index));
   impl->kind = Kind::kLark;
   set_cfg(*impl, constraint::cfg::parse_lark(text, limits, &impl->index->vocab()), limits);
+  return make(std::move(impl), budget.peak_bytes());
+}
+
+std::shared_ptr<const Grammar> Grammar::structural_tag(std::shared_ptr<const TokenIndex> index,
+                                                       std::string_view json_text,
+                                                       const ConstraintLimits& limits) {
+  if (json_text.size() > limits.max_schema_bytes) {
+    throw Error(ErrorCode::kInvalidArgument, "structural_tag", "the structural tag is too long");
+  }
+  const std::string lark = constraint::cfg::structural_tag_to_lark(json_text);
+  constraint::CompileBudget::Scope budget(limits);
+  auto impl = std::make_unique<Impl>();
+  impl->index = need_index(std::move(index));
+  impl->kind = Kind::kStructuralTag;
+  try {
+    set_cfg(*impl, constraint::cfg::parse_lark(lark, limits, &impl->index->vocab()), limits);
+  } catch (const Error& e) {
+    // A schema or budget error inside the grammar it reads as.
+    throw Error(e.code(), "structural_tag", e.what());
+  }
   return make(std::move(impl), budget.peak_bytes());
 }
 

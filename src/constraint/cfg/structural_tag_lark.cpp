@@ -1,0 +1,315 @@
+#include "constraint/cfg/structural_tag_lark.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "nextok/error.hpp"
+
+namespace nextok::constraint::cfg {
+
+namespace {
+
+using nlohmann::json;
+using ordered = nlohmann::ordered_json;
+
+[[noreturn]] void bad(const std::string& at, const std::string& why) {
+  throw Error(ErrorCode::kInvalidArgument, "structural_tag", at + ": " + why);
+}
+
+[[noreturn]] void unsupported(const std::string& at, const std::string& why) {
+  throw Error(ErrorCode::kUnsupported, "structural_tag", at + ": " + why);
+}
+
+// A Lark string literal holding exactly `s` (the escapes lark evaluates).
+std::string literal(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+class Translator {
+ public:
+  std::string run(const ordered& top) {
+    if (!top.is_object()) bad("structural_tag", "must be an object");
+    const auto type = top.find("type");
+    if (type != top.end() && *type != "structural_tag")
+      bad("structural_tag.type", "must be \"structural_tag\"");
+    std::string root;
+    if (const auto f = top.find("format"); f != top.end()) {
+      root = format(*f, "format", {});
+    } else if (const auto s = top.find("structures"); s != top.end()) {
+      root = legacy(*s, top.value("triggers", ordered::array()));
+    } else {
+      bad("structural_tag", "needs a 'format' (or the older 'structures' and 'triggers')");
+    }
+    std::string out = "start: " + root + "\n" + "ST_ANY: /(.|\\n)*/\n";
+    for (const std::string& r : rules_) out += r + "\n";
+    return out;
+  }
+
+ private:
+  std::vector<std::string> rules_;
+  size_t next_ = 0;
+
+  std::string rule(const std::string& body) {
+    const std::string name = "st" + std::to_string(next_++);
+    rules_.push_back(name + ": " + body);
+    return name;
+  }
+
+  // Text that holds none of `banned` (and any text when none).
+  std::string text(const std::vector<std::string>& banned) {
+    const std::string name = "ST_TEXT" + std::to_string(next_++);
+    std::string body = "ST_ANY";
+    if (!banned.empty()) {
+      body += " & ~(ST_ANY (";
+      for (size_t i = 0; i < banned.size(); ++i) body += (i ? " | " : "") + literal(banned[i]);
+      body += ") ST_ANY)";
+    }
+    rules_.push_back(name + ": " + body);
+    return name;
+  }
+
+  static const ordered& need(const ordered& f, const char* key, const std::string& at) {
+    const auto it = f.find(key);
+    if (it == f.end()) bad(at, std::string("needs '") + key + "'");
+    return *it;
+  }
+
+  static std::string string_at(const ordered& v, const std::string& at) {
+    if (!v.is_string()) bad(at, "must be a string");
+    return v.get<std::string>();
+  }
+
+  static std::vector<std::string> strings(const ordered& f, const char* key, const std::string& at,
+                                          bool nonempty_items) {
+    std::vector<std::string> out;
+    const auto it = f.find(key);
+    if (it == f.end()) return out;
+    if (!it->is_array()) bad(at + "." + key, "must be an array of strings");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const std::string where = at + "." + key + "[" + std::to_string(i) + "]";
+      out.push_back(string_at((*it)[i], where));
+      if (nonempty_items && out.back().empty()) bad(where, "must not be empty");
+    }
+    return out;
+  }
+
+  static bool flag(const ordered& f, const char* key, const std::string& at) {
+    const auto it = f.find(key);
+    if (it == f.end()) return false;
+    if (!it->is_boolean()) bad(at + "." + key, "must be a boolean");
+    return it->get<bool>();
+  }
+
+  // `ends`: the end strings of the tag whose whole content this is (any
+  // text inside a tag stops at its end, as XGrammar reads it).
+  std::string format(const ordered& f, const std::string& at,
+                     const std::vector<std::string>& ends) {
+    if (!f.is_object()) bad(at, "must be an object");
+    const std::string type = string_at(need(f, "type", at), at + ".type");
+    if (type == "const_string")
+      return rule(literal(string_at(need(f, "value", at), at + ".value")));
+    if (type == "json_schema") return json_schema(f, at);
+    if (type == "any_text") {
+      if (f.contains("max_tokens") || f.contains("max_chars"))
+        unsupported(at, "any_text with max_tokens or max_chars");
+      std::vector<std::string> banned = strings(f, "excludes", at, true);
+      for (const std::string& e : ends)
+        if (!e.empty()) banned.push_back(e);
+      return rule(text(banned));
+    }
+    if (type == "sequence" || type == "or") {
+      const ordered& els = need(f, "elements", at);
+      if (!els.is_array() || els.empty()) bad(at + ".elements", "must be a non-empty array");
+      std::string body;
+      for (size_t i = 0; i < els.size(); ++i) {
+        body += i == 0 ? "" : type == "or" ? " | " : " ";
+        body += format(els[i], at + ".elements[" + std::to_string(i) + "]", {});
+      }
+      return rule(body);
+    }
+    if (type == "optional" || type == "plus" || type == "star") {
+      const std::string inner = format(need(f, "content", at), at + ".content", {});
+      return rule("(" + inner + ")" + (type == "optional" ? "?" : type == "plus" ? "+" : "*"));
+    }
+    if (type == "repeat") return repeat(f, at);
+    if (type == "tag") return tag(f, at);
+    if (type == "triggered_tags") return triggered(f, at, ends);
+    if (type == "tags_with_separator") return separated(f, at);
+    static const char* const kOthers[] = {"grammar",       "regex",          "token",
+                                          "exclude_token", "any_tokens",     "token_triggered_tags",
+                                          "dispatch",      "token_dispatch", "qwen_xml_parameter"};
+    for (const char* o : kOthers)
+      if (type == o) unsupported(at, "the format '" + type + "' is not supported");
+    bad(at + ".type", "unknown format '" + type + "'");
+  }
+
+  std::string json_schema(const ordered& f, const std::string& at) {
+    const ordered& schema = need(f, "json_schema", at);
+    if (!schema.is_object() && !schema.is_boolean())
+      bad(at + ".json_schema", "must be a schema (an object or a boolean)");
+    if (const auto s = f.find("style"); s != f.end() && *s != "json")
+      unsupported(at + ".style", "only the \"json\" style is supported");
+    if (flag(f, "any_order", at)) unsupported(at + ".any_order", "any_order is not supported");
+    if (!strings(f, "excludes", at, true).empty())
+      unsupported(at + ".excludes", "excludes in JSON content are not supported");
+    if (const auto w = f.find("max_whitespace_cnt"); w != f.end() && !w->is_null())
+      unsupported(at + ".max_whitespace_cnt", "max_whitespace_cnt is not supported");
+    return rule("%json " + schema.dump());
+  }
+
+  std::string repeat(const ordered& f, const std::string& at) {
+    const auto bound = [&](const char* key) {
+      const ordered& v = need(f, key, at);
+      if (!v.is_number_integer()) bad(at + "." + key, "must be an integer");
+      return v.get<long long>();
+    };
+    const long long lo = bound("min"), hi = bound("max");
+    if (lo < 0 || (hi != -1 && hi < lo) || hi > 100000 || lo > 100000)
+      bad(at, "min and max must satisfy 0 <= min <= max (max -1: no limit), at most 100000");
+    const std::string inner = format(need(f, "content", at), at + ".content", {});
+    std::string body = "(";
+    body += inner;
+    body += "){";
+    body += std::to_string(lo);
+    body += ',';
+    if (hi >= 0) body += std::to_string(hi);
+    body += '}';
+    return rule(body);
+  }
+
+  struct Tag {
+    std::string begin, rule;
+  };
+
+  Tag tag_parts(const ordered& f, const std::string& at) {
+    if (!f.is_object()) bad(at, "must be an object");
+    if (const auto t = f.find("type"); t != f.end() && *t != "tag")
+      bad(at + ".type", "must be \"tag\"");
+    const ordered& b = need(f, "begin", at);
+    if (!b.is_string()) unsupported(at + ".begin", "a token as a begin tag is not supported");
+    const ordered& e = need(f, "end", at);
+    std::vector<std::string> ends;
+    if (e.is_string()) {
+      ends.push_back(e.get<std::string>());
+    } else if (e.is_array() && !e.empty()) {
+      for (size_t i = 0; i < e.size(); ++i)
+        ends.push_back(string_at(e[i], at + ".end[" + std::to_string(i) + "]"));
+    } else if (e.is_object()) {
+      unsupported(at + ".end", "a token as an end tag is not supported");
+    } else {
+      bad(at + ".end", "must be a string or a non-empty array of strings");
+    }
+    const std::string content = format(need(f, "content", at), at + ".content", ends);
+    std::string end_expr;
+    for (size_t i = 0; i < ends.size(); ++i) end_expr += (i ? " | " : "") + literal(ends[i]);
+    const std::string begin = b.get<std::string>();
+    return {begin, rule(literal(begin) + " " + content + " (" + end_expr + ")")};
+  }
+
+  std::string tag(const ordered& f, const std::string& at) { return tag_parts(f, at).rule; }
+
+  std::string tags_choice(const ordered& f, const std::string& at,
+                          std::vector<std::string>* begins) {
+    const ordered& tags = need(f, "tags", at);
+    if (!tags.is_array() || tags.empty()) bad(at + ".tags", "must be a non-empty array of tags");
+    std::string body;
+    for (size_t i = 0; i < tags.size(); ++i) {
+      Tag t = tag_parts(tags[i], at + ".tags[" + std::to_string(i) + "]");
+      if (begins) begins->push_back(t.begin);
+      body += (i ? " | " : "") + t.rule;
+    }
+    return rule(body);
+  }
+
+  // Free text, where a trigger may only begin one of the tags; as a tag's
+  // content, the text also stops at that tag's end.
+  std::string triggered(const ordered& f, const std::string& at,
+                        const std::vector<std::string>& ends) {
+    const std::vector<std::string> triggers = strings(f, "triggers", at, true);
+    if (triggers.empty()) bad(at + ".triggers", "needs at least one trigger");
+    std::vector<std::string> begins;
+    const std::string tags = tags_choice(f, at, &begins);
+    for (size_t i = 0; i < begins.size(); ++i) {
+      bool found = false;
+      for (const std::string& t : triggers) found = found || begins[i].starts_with(t);
+      if (!found)
+        bad(at + ".tags[" + std::to_string(i) + "].begin", "no trigger is a prefix of it");
+    }
+    std::vector<std::string> banned = triggers;
+    for (const std::string& e : strings(f, "excludes", at, true)) banned.push_back(e);
+    for (const std::string& e : ends)
+      if (!e.empty()) banned.push_back(e);
+    const std::string free = text(banned);
+    const bool one = flag(f, "at_least_one", at), first = flag(f, "stop_after_first", at);
+    if (one && first) return rule(tags);
+    if (first) return rule(free + " " + tags + "?");
+    if (one) return rule(tags + " " + free + " (" + tags + " " + free + ")*");
+    return rule(free + " (" + tags + " " + free + ")*");
+  }
+
+  std::string separated(const ordered& f, const std::string& at) {
+    const std::string tags = tags_choice(f, at, nullptr);
+    const std::string sep = literal(string_at(need(f, "separator", at), at + ".separator"));
+    const bool one = flag(f, "at_least_one", at), first = flag(f, "stop_after_first", at);
+    if (one && first) return rule(tags);
+    if (first) return rule(tags + "?");
+    const std::string list = tags + " (" + sep + " " + tags + ")*";
+    return rule(one ? list : "(" + list + ")?");
+  }
+
+  // {"structures": [{"begin", "schema", "end"}], "triggers": [...]}: the
+  // triggered tags of the new format, each a JSON schema.
+  std::string legacy(const ordered& structures, const ordered& triggers) {
+    if (!structures.is_array() || structures.empty())
+      bad("structures", "must be a non-empty array");
+    ordered tags = ordered::array();
+    for (size_t i = 0; i < structures.size(); ++i) {
+      const std::string at = "structures[" + std::to_string(i) + "]";
+      const ordered& s = structures[i];
+      if (!s.is_object()) bad(at, "must be an object");
+      tags.push_back(
+          {{"type", "tag"},
+           {"begin", need(s, "begin", at)},
+           {"content", {{"type", "json_schema"}, {"json_schema", need(s, "schema", at)}}},
+           {"end", need(s, "end", at)}});
+    }
+    ordered f = {{"type", "triggered_tags"}, {"triggers", triggers}, {"tags", tags}};
+    return triggered(f, "structural_tag", {});
+  }
+};
+
+}  // namespace
+
+std::string structural_tag_to_lark(std::string_view json_text) {
+  ordered top;
+  try {
+    top = ordered::parse(json_text);
+  } catch (const json::exception& e) {
+    bad("structural_tag", std::string("not valid JSON: ") + e.what());
+  }
+  return Translator().run(top);
+}
+
+}  // namespace nextok::constraint::cfg

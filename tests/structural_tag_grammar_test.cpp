@@ -1,0 +1,114 @@
+// Grammar::structural_tag: verdicts XGrammar 0.2.8 gives on the same tags
+// (its GrammarMatcher: accept_string, then is_completed), and clear errors.
+// tests/python_pkg/test_structural_tag.py compares random tags with XGrammar
+// itself.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "grammar_test_util.hpp"
+#include "nextok/error.hpp"
+#include "nextok/grammar.hpp"
+
+namespace {
+
+using nextok::Error;
+using nextok::ErrorCode;
+using nextok::Grammar;
+using nextok::GrammarConstraint;
+using nextok::grammar_test::small_index;
+
+const std::string kInt = R"({"type": "json_schema", "json_schema": {"type": "integer"}})";
+const std::string kTagA =
+    R"({"type": "tag", "begin": "<f=a>", "content": )" + kInt + R"(, "end": "</f>"})";
+
+std::string tag_format(const std::string& format) {
+  return R"({"type": "structural_tag", "format": )" + format + "}";
+}
+
+std::string triggered(const std::string& flags) {
+  return tag_format(R"({"type": "triggered_tags", "triggers": ["<f="], "tags": [)" + kTagA + "]" +
+                    flags + "}");
+}
+
+void expect_verdicts(const std::string& tag,
+                     const std::vector<std::pair<std::string, bool>>& cases) {
+  const auto g = Grammar::structural_tag(small_index(), tag);
+  for (const auto& [text, want] : cases)
+    EXPECT_EQ(GrammarConstraint(g).completes_with(text), want) << tag << "\n" << text;
+}
+
+TEST(XGrammarStructuralTag, TriggeredTagsAsXGrammarReadsThem) {
+  expect_verdicts(triggered(""), {{"", true},
+                                  {"abc", true},
+                                  {"ab<f=a>1</f>c", true},
+                                  {"<f=a>1", false},
+                                  {"a<f", true},
+                                  {"a<f=a>12</f><f=a>3</f>x", true},
+                                  {"a<f=a>1</f>b<f=", false},
+                                  {"a<f=b>1</f>", false}});
+  expect_verdicts(triggered(R"(, "at_least_one": true)"), {{"", false},
+                                                           {"abc", false},
+                                                           {"ab<f=a>1</f>c", false},
+                                                           {"<f=a>1</f>", true},
+                                                           {"<f=a>1</f>x", true},
+                                                           {"<f=a>1</f><f=a>2</f>", true}});
+  expect_verdicts(triggered(R"(, "stop_after_first": true)"), {{"", true},
+                                                               {"abc", true},
+                                                               {"ab<f=a>1</f>c", false},
+                                                               {"<f=a>1</f>", true},
+                                                               {"x<f=a>1</f>", true},
+                                                               {"<f=a>1</f><f=a>2</f>", false}});
+}
+
+TEST(XGrammarStructuralTag, AnyTextStopsAtItsTagsEnd) {
+  expect_verdicts(
+      tag_format(
+          R"({"type": "tag", "begin": "<a>", "content": {"type": "any_text"}, "end": "</a>"})"),
+      {{"<a></a>", true},
+       {"<a>xx</a>", true},
+       {"<a>x</a>x</a>", false},
+       {"<a>x</a", false},
+       {"<a>x<a>b</a>", true}});
+}
+
+TEST(XGrammarStructuralTag, TagsWithSeparatorAndTheOlderShape) {
+  expect_verdicts(
+      tag_format(R"({"type": "tags_with_separator", "separator": ",", "tags": [)" + kTagA + "]}"),
+      {{"", true},
+       {"<f=a>1</f>", true},
+       {"<f=a>1</f>,<f=a>2</f>", true},
+       {"<f=a>1</f>,", false},
+       {"x", false}});
+  expect_verdicts(R"({"type": "structural_tag", "triggers": ["<f="], "structures": [
+                     {"begin": "<f=a>", "schema": {"type": "integer"}, "end": "</f>"}]})",
+                  {{"ab<f=a>1</f>c", true}, {"<f=a>x</f>", false}, {"abc", true}});
+}
+
+TEST(XGrammarStructuralTag, UnsupportedAndMalformedFormatsAreClearErrors) {
+  const std::pair<std::string, ErrorCode> cases[] = {
+      {tag_format(R"({"type": "regex", "pattern": "a"})"), ErrorCode::kUnsupported},
+      {tag_format(R"({"type": "token", "token": 5})"), ErrorCode::kUnsupported},
+      {tag_format(R"({"type": "json_schema", "json_schema": {}, "style": "qwen_xml"})"),
+       ErrorCode::kUnsupported},
+      {tag_format(R"({"type": "what"})"), ErrorCode::kInvalidArgument},
+      {tag_format(R"({"type": "tag", "begin": "<a>", "content": {"type": "any_text"}})"),
+       ErrorCode::kInvalidArgument},
+      {R"({"type": "structural_tag"})", ErrorCode::kInvalidArgument},
+      {"{not json", ErrorCode::kInvalidArgument},
+      {triggered("").replace(triggered("").find("<f=\"]"), 3, "<z"), ErrorCode::kInvalidArgument},
+  };
+  for (const auto& [tag, code] : cases) {
+    try {
+      Grammar::structural_tag(small_index(), tag);
+      ADD_FAILURE() << "compiled: " << tag;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << tag << ": " << e.what();
+      EXPECT_EQ(e.param(), "structural_tag") << tag;
+    }
+  }
+}
+
+}  // namespace
