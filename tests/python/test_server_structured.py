@@ -105,7 +105,7 @@ CASES = {
 # free text may go on until max_tokens: there the output must be a prefix of
 # the language (the `regex` module's partial match).
 FREE = r"(?:[^<]|<(?!r))*"
-SMALL = {"type": "integer", "minimum": 0, "maximum": 99}
+SMALL = {"enum": ["red", "green", "blue"]}  # finite: a number could go on (7.000...)
 ONE_TAG = {
     "type": "structural_tag",
     "format": {

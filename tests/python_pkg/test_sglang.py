@@ -193,7 +193,7 @@ def test_regex_ebnf_and_structural_tag_requests_generate_matching_text(sgl):
             'start: "[" D D? ("," D D?)? "]"\nD: "0".."9"',
             r"\[[0-9]{1,2}(,[0-9]{1,2})?\]",
         ),
-        # XGrammar's structural tag: exactly one tag around a bounded integer.
+        # XGrammar's structural tag: exactly one tag around one of two JSON strings.
         (
             "structural_tag",
             json.dumps(
@@ -211,14 +211,14 @@ def test_regex_ebnf_and_structural_tag_requests_generate_matching_text(sgl):
                                 "end": "</r>",
                                 "content": {
                                     "type": "json_schema",
-                                    "json_schema": {"type": "integer", "minimum": 0, "maximum": 99},
+                                    "json_schema": {"enum": ["a1", "b22"]},
                                 },
                             }
                         ],
                     },
                 }
             ),
-            r"<r>(0|[1-9][0-9]?)</r>",
+            r'<r>"(a1|b22)"</r>',
         ),
     ]
     for kind, spec, pattern in cases:

@@ -171,7 +171,8 @@ def test_regex_choice_gbnf_lark_and_structural_tag_requests_through_the_manager(
             lambda t: re.fullmatch(r"\([0-9]{1,2}(\+[0-9]{1,2})?\)", t),
         ),
         "st": (
-            # XGrammar's structural tag: a tag around a bounded JSON integer.
+            # XGrammar's structural tag: a tag around one of two JSON strings (a finite
+            # language: numbers would let random logits write 7.000... on).
             {
                 "structural_tag": json.dumps(
                     {
@@ -182,13 +183,13 @@ def test_regex_choice_gbnf_lark_and_structural_tag_requests_through_the_manager(
                             "end": "</r>",
                             "content": {
                                 "type": "json_schema",
-                                "json_schema": {"type": "integer", "minimum": 0, "maximum": 99},
+                                "json_schema": {"enum": ["a1", "b22"]},
                             },
                         },
                     }
                 )
             },
-            lambda t: re.fullmatch(r"<r>(0|[1-9][0-9]?)</r>", t),
+            lambda t: re.fullmatch(r'<r>"(a1|b22)"</r>', t),
         ),
     }
     requests = {k: make_request(vllm_env, k, **c) for k, (c, _) in cases.items()}
