@@ -326,6 +326,33 @@ TEST(RegexDfa, NoCasedCodePointBeyondPlaneOne) {
             (nextok::constraint::regex::CodeSet{{0x1E900, 0x1E900}, {0x1E922, 0x1E922}}));
 }
 
+TEST(RegexDfa, CaseTableHoldsEveryCaseMapping) {
+  // The table is generated at build time (case_table_gen.cpp); here every
+  // mapping utf8proc has must link its code points into one class.
+  using nextok::constraint::regex::case_closed;
+  using nextok::constraint::regex::CodeSet;
+  const auto has = [](const CodeSet& set, uint32_t cp) {
+    for (const auto& [lo, hi] : set)
+      if (lo <= cp && cp <= hi) return true;
+    return false;
+  };
+  size_t cased = 0;
+  for (uint32_t cp = 0; cp <= 0x1FFFF; ++cp) {
+    const auto c = static_cast<utf8proc_int32_t>(cp);
+    const auto lower = static_cast<uint32_t>(utf8proc_tolower(c));
+    const auto upper = static_cast<uint32_t>(utf8proc_toupper(c));
+    if (lower == cp && upper == cp) continue;
+    ++cased;
+    const CodeSet cls = case_closed({{cp, cp}});
+    ASSERT_TRUE(has(cls, cp) && has(cls, lower) && has(cls, upper)) << std::hex << cp;
+    ASSERT_EQ(case_closed({{lower, lower}}), cls) << std::hex << cp;
+  }
+  EXPECT_GT(cased, 2500u);
+  EXPECT_EQ(case_closed({{'s', 's'}}), (CodeSet{{'S', 'S'}, {'s', 's'}, {0x17F, 0x17F}}));
+  EXPECT_EQ(case_closed({{'k', 'k'}}), (CodeSet{{'K', 'K'}, {'k', 'k'}, {0x212A, 0x212A}}));
+  EXPECT_EQ(case_closed({{'0', '9'}}), (CodeSet{{'0', '9'}}));
+}
+
 TEST(RegexDfa, PythonSyntaxAndFlags) {
   // What Python's re says of each (fullmatch), checked by hand there.
   nextok::constraint::RegexOptions py;

@@ -51,14 +51,11 @@ const CodeSet kSpace = normalized({{'\t', '\r'},
                                    {0x205F, 0x205F},
                                    {0x3000, 0x3000},
                                    {0xFEFF, 0xFEFF}});
-// Letters, digits and cased code points all lie in planes 0-3: planes 4-13
+// Letters and digits all lie in planes 0-3: planes 4-13
 // are unassigned, 14 holds only format and combining marks, 15-16 private
 // use (a test checks this against utf8proc). Scanning up to here, not to
 // U+10FFFF, makes these tables a quarter of the work.
 constexpr uint32_t kLastLetterPlaneEnd = 0x3FFFF;
-// Cased code points end in plane 1 (Adlam, U+1E9xx; a test checks this
-// against utf8proc): the case table scans half as far.
-constexpr uint32_t kLastCasedEnd = 0x1FFFF;
 
 // Unicode-aware classes (Python's and Rust's regex engines): supersets of
 // the ECMA ones, for matching that must not miss what those engines match.
@@ -110,51 +107,12 @@ const CodeSet kPythonSpace = normalized({{'\t', '\r'},
                                          {0x205F, 0x205F},
                                          {0x3000, 0x3000}});
 
-// Code points with case variants, each with the members of its class: the
-// code points linked by lowercase and uppercase mappings, transitively (so
-// 's', 'S' and U+017F are one class, as in Python's re).
-const std::vector<std::pair<uint32_t, std::vector<uint32_t>>>& case_classes() {
-  static const auto table = [] {
-    std::vector<std::pair<uint32_t, uint32_t>> links;
-    for (uint32_t cp = 0; cp <= kLastCasedEnd; ++cp) {
-      const auto c = static_cast<utf8proc_int32_t>(cp);
-      // One property lookup rules out the uncased majority (tolower and
-      // toupper each look it up again): the first Lark grammar with "..."i
-      // paid 4 ms for this table, now about 1.
-      const utf8proc_property_t* prop = utf8proc_get_property(c);
-      if (prop->lowercase_seqindex == UINT16_MAX && prop->uppercase_seqindex == UINT16_MAX)
-        continue;
-      for (const auto other : {utf8proc_tolower(c), utf8proc_toupper(c)})
-        if (static_cast<uint32_t>(other) != cp)
-          links.emplace_back(cp, static_cast<uint32_t>(other));
-    }
-    // Union-find over the linked code points, in code point order.
-    std::vector<uint32_t> cps;
-    for (const auto& [a, b] : links) cps.insert(cps.end(), {a, b});
-    std::sort(cps.begin(), cps.end());
-    cps.erase(std::unique(cps.begin(), cps.end()), cps.end());
-    std::vector<size_t> parent(cps.size());
-    for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
-    const auto root = [&](size_t i) {
-      while (parent[i] != i) i = parent[i] = parent[parent[i]];
-      return i;
-    };
-    const auto index = [&](uint32_t cp) {
-      return static_cast<size_t>(std::lower_bound(cps.begin(), cps.end(), cp) - cps.begin());
-    };
-    for (const auto& [a, b] : links) {
-      const size_t ra = root(index(a)), rb = root(index(b));
-      if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
-    }
-    std::vector<std::vector<uint32_t>> members(cps.size());
-    for (size_t i = 0; i < cps.size(); ++i) members[root(i)].push_back(cps[i]);
-    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> out;
-    out.reserve(cps.size());
-    for (size_t i = 0; i < cps.size(); ++i) out.emplace_back(cps[i], members[root(i)]);
-    return out;  // sorted by code point
-  }();
-  return table;
-}
+// The case table: code points with case variants and the members of each
+// one's class, generated at build time from utf8proc (case_table_gen.cpp).
+struct CaseEntry {
+  uint32_t cp, first, count;
+};
+#include "case_table.inc"
 
 const CodeSet kNotLineTerminator =
     complement(normalized({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}));
@@ -604,14 +562,15 @@ NodePtr parse(std::string_view pattern, const Syntax& syntax) {
 
 CodeSet case_closed(const CodeSet& set) {
   CodeSet out = set;
-  const auto& classes = case_classes();
   // The table is sorted by code point: each range's cased members are one
   // run of it.
+  const auto* end = std::end(kCaseEntries);
   for (const auto& [lo, hi] : set) {
-    auto it = std::lower_bound(classes.begin(), classes.end(), lo,
-                               [](const auto& entry, uint32_t cp) { return entry.first < cp; });
-    for (; it != classes.end() && it->first <= hi; ++it)
-      for (uint32_t m : it->second) out.emplace_back(m, m);
+    const auto* it = std::lower_bound(std::begin(kCaseEntries), end, lo,
+                                      [](const CaseEntry& e, uint32_t cp) { return e.cp < cp; });
+    for (; it != end && it->cp <= hi; ++it)
+      for (uint32_t k = 0; k < it->count; ++k)
+        out.emplace_back(kCaseMembers[it->first + k], kCaseMembers[it->first + k]);
   }
   return normalized(std::move(out));
 }
