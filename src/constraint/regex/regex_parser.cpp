@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <span>
 #include <string>
-
-#include <utf8proc.h>
 
 #include "constraint/regex/unicode_property.hpp"
 #include "nextok/error.hpp"
@@ -51,47 +50,32 @@ const CodeSet kSpace = normalized({{'\t', '\r'},
                                    {0x205F, 0x205F},
                                    {0x3000, 0x3000},
                                    {0xFEFF, 0xFEFF}});
-// Letters and digits all lie in planes 0-3: planes 4-13
-// are unassigned, 14 holds only format and combining marks, 15-16 private
-// use (a test checks this against utf8proc). Scanning up to here, not to
-// U+10FFFF, makes these tables a quarter of the work.
-constexpr uint32_t kLastLetterPlaneEnd = 0x3FFFF;
+// Tables generated at build time from utf8proc (unicode_tables_gen.cpp):
+// the case classes, and the Unicode-aware \w and \d of Python's and Rust's
+// regex engines (supersets of the ECMA ones, for matching that must not miss
+// what those engines match).
+struct CaseEntry {
+  uint32_t cp, first, count;
+};
+struct CodeRange {
+  uint32_t lo, hi;
+};
+#include "unicode_tables.inc"
 
-// Unicode-aware classes (Python's and Rust's regex engines): supersets of
-// the ECMA ones, for matching that must not miss what those engines match.
+CodeSet code_set(std::span<const CodeRange> ranges) {
+  CodeSet out;
+  out.reserve(ranges.size());
+  for (const CodeRange& r : ranges) out.emplace_back(r.lo, r.hi);
+  return out;
+}
+
 const CodeSet& unicode_word() {
-  static const CodeSet set = [] {
-    CodeSet out = {{'_', '_'}};
-    for (uint32_t cp = 0; cp <= kLastLetterPlaneEnd; ++cp) {
-      switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
-        case UTF8PROC_CATEGORY_LU:
-        case UTF8PROC_CATEGORY_LL:
-        case UTF8PROC_CATEGORY_LT:
-        case UTF8PROC_CATEGORY_LM:
-        case UTF8PROC_CATEGORY_LO:
-        case UTF8PROC_CATEGORY_ND:
-        case UTF8PROC_CATEGORY_NL:
-        case UTF8PROC_CATEGORY_NO:
-          out.emplace_back(cp, cp);
-          break;
-        default:
-          break;
-      }
-    }
-    return normalized(std::move(out));
-  }();
+  static const CodeSet set = code_set(kUnicodeWord);
   return set;
 }
 
 const CodeSet& unicode_digit() {
-  static const CodeSet set = [] {
-    CodeSet out;
-    for (uint32_t cp = 0; cp <= kLastLetterPlaneEnd; ++cp) {
-      if (utf8proc_category(static_cast<utf8proc_int32_t>(cp)) == UTF8PROC_CATEGORY_ND)
-        out.emplace_back(cp, cp);
-    }
-    return normalized(std::move(out));
-  }();
+  static const CodeSet set = code_set(kUnicodeDigit);
   return set;
 }
 
@@ -106,13 +90,6 @@ const CodeSet kPythonSpace = normalized({{'\t', '\r'},
                                          {0x202F, 0x202F},
                                          {0x205F, 0x205F},
                                          {0x3000, 0x3000}});
-
-// The case table: code points with case variants and the members of each
-// one's class, generated at build time from utf8proc (case_table_gen.cpp).
-struct CaseEntry {
-  uint32_t cp, first, count;
-};
-#include "case_table.inc"
 
 const CodeSet kNotLineTerminator =
     complement(normalized({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}));
