@@ -236,6 +236,16 @@ TEST(ServerRequest, StructuredOutputsInEverySpelling) {
   EXPECT_EQ(chat(R"("structured_outputs": {"json_object": false})").format, ResponseFormat::kText);
 }
 
+TEST(ServerRequest, SchemaTextNestingIsRefusedBeforeParsing) {
+  // Nesting inside a string, which the body's depth check cannot see.
+  const std::string deep = std::string(300, '[') + std::string(300, ']');
+  const ApiError e = error_of("{" + kMsgs + R"(, "guided_json": ")" + deep + R"("})");
+  EXPECT_EQ(e.status(), 400);
+  EXPECT_EQ(e.param(), "guided_json");
+  EXPECT_EQ(chat(R"("guided_json": "{\"anyOf\": [{\"items\": [{}]}]}")").format,
+            ResponseFormat::kJsonSchema);
+}
+
 TEST(ServerRequest, CanonicalLogitBiasKeysAreTokenIds) {
   const ApiRequest r = chat(R"("logit_bias": {"0": 1, "17": -2, "2147483647": 3})");
   ASSERT_EQ(r.penalties.logit_bias.size(), 3u);

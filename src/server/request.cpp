@@ -17,33 +17,6 @@ namespace {
 using nlohmann::json;
 using namespace fields;  // NOLINT(google-build-using-namespace)
 
-constexpr int kMaxBodyDepth = 256;
-
-// nlohmann's parser keeps its own stack, but later recursive walks (dump, the
-// schema compiler) do not; refuse absurd nesting up front, outside strings.
-void check_depth(std::string_view body) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < body.size(); ++i) {
-    const char c = body[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxBodyDepth) {
-        throw ApiError::bad_param(
-            {}, "the JSON body nests deeper than " + std::to_string(kMaxBodyDepth) + " levels");
-      }
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-}
-
 // Message content: a string or an array of text parts.
 std::string content_text(const json& v, const std::string& name) {
   if (v.is_string()) return v.get<std::string>();
@@ -368,7 +341,7 @@ void parse_unsupported(const json& body, const ApiRequest& r) {
 
 ApiRequest parse_request(std::string_view body_text, Endpoint endpoint,
                          const RequestLimits& limits) {
-  check_depth(body_text);
+  check_depth(body_text, {}, "the JSON body");
   json body;
   try {
     body = json::parse(body_text);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "api_error.hpp"
+#include "util/json_depth.hpp"
 
 namespace nextok::server::fields {
 
@@ -74,6 +75,14 @@ const std::string& string(const json& v, const std::string& name) {
 
 [[noreturn]] void unsupported(const std::string& name, const std::string& why) {
   throw ApiError::bad_param(name, why, "unsupported_parameter");
+}
+
+void check_depth(std::string_view text, const std::string& name, const char* what) {
+  constexpr std::size_t kMaxDepth = 256;
+  if (util::json_depth(text, kMaxDepth) > kMaxDepth) {
+    throw ApiError::bad_param(
+        name, std::string(what) + " nests deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
 }
 
 }  // namespace nextok::server::fields

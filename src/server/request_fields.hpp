@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace nextok::server::fields {
 
@@ -18,5 +19,7 @@ std::int64_t integer(const json& v, const std::string& name, std::int64_t lo, st
 bool boolean(const json& v, const std::string& name);
 const std::string& string(const json& v, const std::string& name);
 [[noreturn]] void unsupported(const std::string& name, const std::string& why);
+// A 400 naming `name` when `text` (JSON) nests deeper than 256 levels.
+void check_depth(std::string_view text, const std::string& name, const char* what);
 
 }  // namespace nextok::server::fields

@@ -27,6 +27,7 @@ void set_format(ApiRequest& r, ResponseFormat f, const std::string& param) {
 void set_schema(const json& v, const std::string& name, ApiRequest& r) {
   json schema;
   if (v.is_string()) {
+    check_depth(v.get_ref<const std::string&>(), name, ("'" + name + "'").c_str());
     try {
       schema = json::parse(v.get_ref<const std::string&>());
     } catch (const json::exception& e) {

@@ -259,6 +259,14 @@ def test_stream_reassembles_to_the_same_text(client: Any, name: str) -> None:
             "invalid_grammar",
         ),
         ({"structural_tag": "{not json"}, "structural_tag", "invalid_grammar"),
+        # Nesting hidden inside strings, which the body's own depth check
+        # cannot see: refused before any recursive walk.
+        ({"guided_json": "[" * 100000 + "]" * 100000}, "guided_json", None),
+        (
+            {"structural_tag": '{"format": ' * 5000 + "{}" + "}" * 5000},
+            "structural_tag",
+            "invalid_grammar",
+        ),
         ({"response_format": {"type": "structural_tag"}}, "response_format", "invalid_grammar"),
         (
             {"regex": "a", "tools": [{"type": "function", "function": {"name": "f"}}]},

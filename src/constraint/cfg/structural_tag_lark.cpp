@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nextok/error.hpp"
+#include "util/json_depth.hpp"
 
 namespace nextok::constraint::cfg {
 
@@ -303,6 +304,10 @@ class Translator {
 }  // namespace
 
 std::string structural_tag_to_lark(std::string_view json_text) {
+  // The translation recurses once per nested format.
+  constexpr size_t kMaxDepth = 64;
+  if (util::json_depth(json_text, kMaxDepth) > kMaxDepth)
+    bad("structural_tag", "nests deeper than " + std::to_string(kMaxDepth) + " levels");
   ordered top;
   try {
     top = ordered::parse(json_text);
