@@ -107,6 +107,22 @@ std::pair<std::string, std::string> error_of(const std::string& lark) {
   return {};
 }
 
+TEST(LarkGrammar, DeepNestingIsAnErrorNotAStackOverflow) {
+  // Nesting the reader's own bracket limit does not see: inside a %json
+  // schema and inside a regex terminal.
+  const std::string schema = [] {
+    std::string s;
+    for (int i = 0; i < 20000; ++i) s += "{\"items\": ";
+    s += "{}";
+    return s + std::string(20000, '}');
+  }();
+  EXPECT_NE(error_of("start: %json " + schema).second.find("nests deeper than 128 levels"),
+            std::string::npos);
+  const std::string groups = std::string(20000, '(') + "a" + std::string(20000, ')');
+  EXPECT_NE(error_of("start: /" + groups + "/").second.find("groups nested deeper than 256"),
+            std::string::npos);
+}
+
 TEST(LarkGrammar, ErrorsNameLineAndColumn) {
   const std::pair<const char*, const char*> cases[] = {
       {"start: \"a\"\nfoo \"b\"", "2:5: expecting ':'"},

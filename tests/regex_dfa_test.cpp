@@ -326,6 +326,20 @@ TEST(RegexDfa, NoCasedCodePointBeyondPlaneOne) {
             (nextok::constraint::regex::CodeSet{{0x1E900, 0x1E900}, {0x1E922, 0x1E922}}));
 }
 
+TEST(RegexDfa, GroupsNestAtMost256Deep) {
+  // The parser and every later walk of the tree recurse once a group: a
+  // pattern of 20,000 nested groups crashed the stack before this limit.
+  const auto nested = [](int n) { return std::string(n, '(') + "a" + std::string(n, ')'); };
+  EXPECT_TRUE(Dfa::compile(nested(256)).matches("a"));
+  try {
+    Dfa::compile(nested(20000));
+    ADD_FAILURE() << "compiled";
+  } catch (const nextok::Error& e) {
+    EXPECT_EQ(e.code(), nextok::ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("groups nested deeper than 256"), std::string::npos);
+  }
+}
+
 TEST(RegexDfa, CaseTableHoldsEveryCaseMapping) {
   // The table is generated at build time (case_table_gen.cpp); here every
   // mapping utf8proc has must link its code points into one class.

@@ -262,6 +262,12 @@ def test_stream_reassembles_to_the_same_text(client: Any, name: str) -> None:
         # Nesting hidden inside strings, which the body's own depth check
         # cannot see: refused before any recursive walk.
         ({"guided_json": "[" * 100000 + "]" * 100000}, "guided_json", None),
+        ({"regex": "(" * 20000 + "a" + ")" * 20000}, "regex", "invalid_grammar"),
+        (
+            {"grammar": "start: %json " + '{"items": ' * 20000 + "{}" + "}" * 20000},
+            "grammar",
+            "invalid_grammar",
+        ),
         (
             {"structural_tag": '{"format": ' * 5000 + "{}" + "}" * 5000},
             "structural_tag",

@@ -9,6 +9,7 @@
 #include "constraint/cfg/automaton_rules.hpp"
 #include "constraint/schema/schema_compiler.hpp"
 #include "nextok/error.hpp"
+#include "util/json_depth.hpp"
 
 namespace nextok::constraint::cfg {
 
@@ -341,6 +342,13 @@ class Embed {
 }  // namespace
 
 Symbol embed_json_schema(CfgBuilder& b, std::string_view schema, size_t at) {
+  // The walks below recurse once a level, before the schema compiler's own
+  // depth check.
+  const size_t max_depth = b.limits().max_schema_depth;
+  if (util::json_depth(schema, max_depth) > max_depth) {
+    b.fail(at, "%json: the schema nests deeper than " + std::to_string(max_depth) +
+                   " levels (ConstraintLimits::max_schema_depth)");
+  }
   nlohmann::ordered_json ordered;
   try {
     ordered = nlohmann::ordered_json::parse(schema);

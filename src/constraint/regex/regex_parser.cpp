@@ -326,7 +326,10 @@ class Parser {
           return make(Node::kConcat);  // (?flags): applies from here on
         }
       }
+      // The parse and every later walk of the tree recurse once a group.
+      if (++depth_ > kMaxGroupDepth) fail("groups nested deeper than 256");
       NodePtr n = alternation();
+      --depth_;
       if (!at(')')) fail("missing ')'");
       ++i_;
       icase_ = icase, dotall_ = dotall, unicode_ = unicode;  // (?flags:...) ends here
@@ -523,6 +526,8 @@ class Parser {
   bool icase_ = false;
   bool dotall_ = false;
   size_t i_ = 0;
+  size_t depth_ = 0;
+  static constexpr size_t kMaxGroupDepth = 256;
 };
 
 }  // namespace
