@@ -118,6 +118,17 @@ TEST(LarkGrammar, DeepNestingIsAnErrorNotAStackOverflow) {
   }();
   EXPECT_NE(error_of("start: %json " + schema).second.find("nests deeper than 128 levels"),
             std::string::npos);
+  // Each definition used by another is compiled inside it: a chain of
+  // 100,000 rules (or terminals) overflowed the stack.
+  for (const char* kind : {"r", "R"}) {
+    std::string chain = std::string("start: ") + kind + "0\n";
+    for (int i = 0; i < 100000; ++i)
+      chain += kind + std::to_string(i) + ": " + kind + std::to_string(i + 1) + "\n";
+    chain += kind + std::string("100000: \"a\"\n");
+    EXPECT_NE(error_of(chain).second.find("refer to each other more than 1000 deep"),
+              std::string::npos)
+        << kind;
+  }
   const std::string groups = std::string(20000, '(') + "a" + std::string(20000, ')');
   EXPECT_NE(error_of("start: /" + groups + "/").second.find("groups nested deeper than 256"),
             std::string::npos);

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import jsonschema
@@ -312,3 +313,23 @@ def test_accepted_options_change_nothing(client: Any) -> None:
     )
     assert plain.choices[0].message.content == opts.choices[0].message.content
     assert fullmatch(PHONE, opts.choices[0].message.content)
+
+
+def test_hostile_grammars_are_answered_quickly(client: Any) -> None:
+    """Grammars that once cost seconds or the process: 45,000 chained GBNF
+    rules (the empty-language check was quadratic: 6 s), 100,000 chained
+    Lark rules (the compiler recursed once a rule: a stack overflow).
+    Each is a 4xx in well under two seconds, and the server goes on."""
+    n = 45000
+    gbnf = "root ::= r0\n" + "".join(f"r{i} ::= r{i + 1}\n" for i in range(n)) + f'r{n} ::= "a"\n'
+    n = 100000
+    lark = "start: r0\n" + "".join(f"r{i}: r{i + 1}\n" for i in range(n)) + f'r{n}: "a"\n'
+    for extra in ({"grammar": gbnf}, {"structured_outputs": {"grammar": lark}}):
+        t0 = time.monotonic()
+        with pytest.raises(openai.BadRequestError):
+            client.chat.completions.create(
+                model="default", messages=ASK, max_tokens=5, extra_body=extra
+            )
+        assert time.monotonic() - t0 < 2.0
+    r = client.chat.completions.create(model="default", messages=ASK, max_tokens=3)
+    assert r.choices[0].message.content

@@ -69,22 +69,46 @@ size_t Cfg::size() const noexcept {
 void prune(Cfg& g) {
   const size_t n = g.rules.size();
   // Productive: some alternative made of terminals with bytes and
-  // productive nonterminals (a fixpoint; each round settles at least one).
+  // productive nonterminals. A worklist, linear in the grammar's size: each
+  // alternative counts its symbols not yet known productive, and a rule that
+  // becomes productive lowers the counts of the alternatives that use it (a
+  // fixpoint by rounds was quadratic: 30,000 chained rules took 3 s).
   std::vector<uint8_t> productive(n, 0);
   auto ok = [&](Symbol s) {
     return is_terminal(s) ? !g.terminals[terminal_id(s)].empty()
                           : productive[static_cast<size_t>(s)] != 0;
   };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t a = 0; a < n; ++a) {
-      if (productive[a]) continue;
-      for (const auto& seq : g.rules[a]) {
-        if (std::all_of(seq.begin(), seq.end(), ok)) {
-          productive[a] = 1;
-          changed = true;
-          break;
+  constexpr uint32_t kDead = 0xFFFFFFFFu;  // holds a terminal without bytes
+  std::vector<std::vector<uint32_t>> missing(n);
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> users(n);
+  std::vector<uint32_t> ready;
+  for (size_t a = 0; a < n; ++a) {
+    missing[a].assign(g.rules[a].size(), 0);
+    for (size_t k = 0; k < g.rules[a].size(); ++k) {
+      uint32_t& m = missing[a][k];
+      for (Symbol s : g.rules[a][k]) {
+        if (is_terminal(s)) {
+          if (g.terminals[terminal_id(s)].empty()) m = kDead;
+        } else if (m != kDead) {
+          ++m;
+          users[static_cast<size_t>(s)].emplace_back(static_cast<uint32_t>(a),
+                                                     static_cast<uint32_t>(k));
         }
+      }
+      if (m == 0 && !productive[a]) {
+        productive[a] = 1;
+        ready.push_back(static_cast<uint32_t>(a));
+      }
+    }
+  }
+  while (!ready.empty()) {
+    const uint32_t x = ready.back();
+    ready.pop_back();
+    for (const auto& [a, k] : users[x]) {
+      uint32_t& m = missing[a][k];
+      if (m != kDead && --m == 0 && !productive[a]) {
+        productive[a] = 1;
+        ready.push_back(a);
       }
     }
   }

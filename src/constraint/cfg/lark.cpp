@@ -352,6 +352,11 @@ class Compiler {
       if (d.terminal && open_.count(full)) b_.fail(at, "the terminal '" + name + "' uses itself");
       return static_cast<Symbol>(done->second);
     }
+    // Each definition compiled inside another is a level of recursion here.
+    if (open_.size() >= kMaxOpenDefinitions) {
+      b_.fail(at, "definitions refer to each other more than " +
+                      std::to_string(kMaxOpenDefinitions) + " deep");
+    }
     const uint32_t id = b_.named(full, at);
     ids_.emplace(full, id);
     open_.insert(full);
@@ -553,6 +558,7 @@ class Compiler {
   std::map<std::string, Symbol> schemas_;    // per %json schema text: its value symbol
   std::map<std::string, uint32_t> ids_;
   std::set<std::string> open_;
+  static constexpr size_t kMaxOpenDefinitions = 1000;
 };
 
 }  // namespace
