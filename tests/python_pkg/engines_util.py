@@ -19,6 +19,26 @@ SCHEMA = {
     "additionalProperties": False,
 }
 
+# XGrammar's structural tag: exactly one tag around one of two JSON strings,
+# a finite language (a JSON number would let random logits go on: 7.000...).
+TAG = {
+    "type": "tag",
+    "begin": "<r>",
+    "end": "</r>",
+    "content": {"type": "json_schema", "json_schema": {"enum": ["a1", "b22"]}},
+}
+ONE_TAG = {
+    "type": "structural_tag",
+    "format": {
+        "type": "triggered_tags",
+        "triggers": ["<r"],
+        "at_least_one": True,
+        "stop_after_first": True,
+        "tags": [TAG],
+    },
+}
+ONE_TAG_TEXT = r'<r>"(a1|b22)"</r>'
+
 
 def build_tiny_llama(dst: pathlib.Path, tokenizer_dir: pathlib.Path) -> pathlib.Path:
     """A 2-layer Llama with random weights over the Llama-3.1 vocabulary, saved

@@ -11,7 +11,7 @@ import types
 
 import pytest
 from conftest import SMALL_TOKENS, require_module
-from engines_util import SCHEMA
+from engines_util import ONE_TAG, ONE_TAG_TEXT, SCHEMA
 
 ENV = "NEXTOK_REQUIRE_ENGINES"
 
@@ -193,33 +193,8 @@ def test_regex_ebnf_and_structural_tag_requests_generate_matching_text(sgl):
             'start: "[" D D? ("," D D?)? "]"\nD: "0".."9"',
             r"\[[0-9]{1,2}(,[0-9]{1,2})?\]",
         ),
-        # XGrammar's structural tag: exactly one tag around one of two JSON strings.
-        (
-            "structural_tag",
-            json.dumps(
-                {
-                    "type": "structural_tag",
-                    "format": {
-                        "type": "triggered_tags",
-                        "triggers": ["<r"],
-                        "at_least_one": True,
-                        "stop_after_first": True,
-                        "tags": [
-                            {
-                                "type": "tag",
-                                "begin": "<r>",
-                                "end": "</r>",
-                                "content": {
-                                    "type": "json_schema",
-                                    "json_schema": {"enum": ["a1", "b22"]},
-                                },
-                            }
-                        ],
-                    },
-                }
-            ),
-            r'<r>"(a1|b22)"</r>',
-        ),
+        # XGrammar's structural tag: exactly one tag.
+        ("structural_tag", json.dumps(ONE_TAG), ONE_TAG_TEXT),
     ]
     for kind, spec, pattern in cases:
         value, _ = sgl.backend.get_cached_or_future_value((kind, spec), False)

@@ -16,7 +16,7 @@ import types
 
 import pytest
 from conftest import require_module
-from engines_util import SCHEMA, build_tiny_llama
+from engines_util import ONE_TAG_TEXT, SCHEMA, TAG, build_tiny_llama
 
 ENV = "NEXTOK_REQUIRE_ENGINES"
 HERE = pathlib.Path(__file__).resolve().parent
@@ -171,25 +171,8 @@ def test_regex_choice_gbnf_lark_and_structural_tag_requests_through_the_manager(
             lambda t: re.fullmatch(r"\([0-9]{1,2}(\+[0-9]{1,2})?\)", t),
         ),
         "st": (
-            # XGrammar's structural tag: a tag around one of two JSON strings (a finite
-            # language: numbers would let random logits write 7.000... on).
-            {
-                "structural_tag": json.dumps(
-                    {
-                        "type": "structural_tag",
-                        "format": {
-                            "type": "tag",
-                            "begin": "<r>",
-                            "end": "</r>",
-                            "content": {
-                                "type": "json_schema",
-                                "json_schema": {"enum": ["a1", "b22"]},
-                            },
-                        },
-                    }
-                )
-            },
-            lambda t: re.fullmatch(r'<r>"(a1|b22)"</r>', t),
+            {"structural_tag": json.dumps({"type": "structural_tag", "format": TAG})},
+            lambda t: re.fullmatch(ONE_TAG_TEXT, t),
         ),
     }
     requests = {k: make_request(vllm_env, k, **c) for k, (c, _) in cases.items()}
