@@ -558,7 +558,7 @@ class Compiler {
   std::map<std::string, Symbol> schemas_;    // per %json schema text: its value symbol
   std::map<std::string, uint32_t> ids_;
   std::set<std::string> open_;
-  static constexpr size_t kMaxOpenDefinitions = 1000;
+  static constexpr size_t kMaxOpenDefinitions = 200;
 };
 
 }  // namespace
