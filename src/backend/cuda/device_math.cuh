@@ -39,6 +39,40 @@ __device__ __forceinline__ float exp_f32(float x) {
   return (y * s1) * s2;
 }
 
+// exp_f32 for x <= 0 (the fast path's exp arguments t = w/T - m/T), branch
+// free: below kLo (or NaN) the select at the end returns 0 and the value
+// computed on the way is discarded; no clamp at kHi. The same bits as
+// exp_f32 (exp_monotone_check_kernel compares them for every x <= 0); the
+// exp pass runs it per id, where the branch and the clamp cost 4
+// instructions an id. The streaming kernel keeps exp_f32: there the
+// branch-free form cost f32 B = 256 ~5%.
+__device__ __forceinline__ float exp_f32_nonpos(float x) {
+  constexpr float kLo = -104.0f;
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kC1 = 0.693359375f, kC2 = -2.12194440e-4f;
+  constexpr float kP0 = 1.9875691500e-4f, kP1 = 1.3981999507e-3f, kP2 = 8.3334519073e-3f;
+  constexpr float kP3 = 4.1665795894e-2f, kP4 = 1.6666665459e-1f, kP5 = 5.0000001201e-1f;
+  const bool live = x >= kLo;
+  const float fx = floorf(x * kLog2e + 0.5f);
+  float r = x - fx * kC1;
+  r = r - fx * kC2;
+  const float z = r * r;
+  float y = kP0;
+  y = y * r + kP1;
+  y = y * r + kP2;
+  y = y * r + kP3;
+  y = y * r + kP4;
+  y = y * r + kP5;
+  y = y * z + r;
+  y = y + 1.0f;
+  const auto n = static_cast<std::int32_t>(fx);
+  const std::int32_t n1 = n >> 1;
+  const std::int32_t n2 = n - n1;
+  const float s1 = __uint_as_float(static_cast<std::uint32_t>(n1 + 127) << 23);
+  const float s2 = __uint_as_float(static_cast<std::uint32_t>(n2 + 127) << 23);
+  return live ? (y * s1) * s2 : 0.0f;
+}
+
 // exp(x) by the hardware's ex2.approx (about 2 ulp), for normalisers that
 // need ~1e-7 relative rather than the host's bits. NaN and x < -104 give 0,
 // as exp_f32 does.
@@ -47,6 +81,13 @@ __device__ __forceinline__ float exp_approx(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f));
   return y;
+}
+
+// x << n with PTX's clamp: n >= 32 gives 0 (C++ leaves it undefined).
+__device__ __forceinline__ std::uint32_t shl_clamped(std::uint32_t x, std::uint32_t n) {
+  std::uint32_t r;
+  asm("shl.b32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(n));
+  return r;
 }
 
 __device__ __forceinline__ float load_elem(const float* p, std::int64_t i) {

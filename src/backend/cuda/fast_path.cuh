@@ -2,6 +2,8 @@
 // the candidate gather into rank 0, ranking and the tail.
 #pragma once
 
+#include <type_traits>
+
 #include "backend/cuda/ladder.cuh"
 #include "backend/cuda/rank_tail.cuh"
 
@@ -21,70 +23,121 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
                               float shift) {
   float* s = c.sm->slice;
   const int tid = c.tid(), warp = tid >> 5;
-  auto* wcnt = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);        // [32][16]
-  auto* wmass = reinterpret_cast<unsigned long long*>(c.sm->local_sum[1]);  // [32][16]
-  std::uint32_t* bcnt = c.sm->g_cnt;                                        // [16]
-  auto* bmass = reinterpret_cast<unsigned long long*>(c.sm->g_w);           // [16]
+  // Per-warp level counts and masses, [level][warp] with a row stride of 33
+  // (conflict-free by level and by warp), then the (rank, level) table at
+  // rcnt, [level][rank] with a row stride of 17, then the cluster's totals
+  // per level (lcnt, lmass). The per-warp counts survive the level table:
+  // the gather's offsets come from them.
+  constexpr int kWs = 33, kRs = 17;
+  auto* wcnt = reinterpret_cast<std::uint32_t*>(c.sm->local_sum[0]);
+  auto* wmass = reinterpret_cast<unsigned long long*>(c.sm->local_sum[1]);
+  std::uint32_t* rcnt = wcnt + kLevels * kWs;
+  std::uint32_t* lcnt = rcnt + kLevels * kRs;
+  unsigned long long* lmass = wmass + kLevels * kWs;
+  std::uint32_t* bcnt = c.sm->g_cnt;                               // [16]
+  auto* bmass = reinterpret_cast<unsigned long long*>(c.sm->g_w);  // [16]
   const int x0 = tid * c.P;
   const int lane = tid & 31;
   const auto [top_p, min_p, top_k] = active_filters(p, vocab);
   double mine = 0.0;
   // Stage 6 fused with the ladder binning: e = exp(w/T - m/T) in place and,
   // with e still in a register, its level (from the exponent) and exact
-  // mass. Per thread: 8-bit counts packed four levels to a word (registers)
-  // and, for top-p, one 32-bit scaled mass per level in a private
-  // shared-memory column bin[l][tid] (conflict-free: 1024 is a multiple of
-  // the 32 banks). Bins 0-11 live in local_cnt + local_sum (contiguous),
-  // 12-15 in g_w; all are dead before the warp results are stored.
-  // Then warp reductions. Same integers, same decision as 16 compares per id.
-  static_assert(offsetof(RowSmem, local_sum) == sizeof(RowSmem::local_cnt), "bins 0-11");
-  static_assert(sizeof(RowSmem::local_cnt) + sizeof(RowSmem::local_sum) >=
-                    12 * kRowThreads * sizeof(std::uint32_t),
-                "bins 0-11");
-  static_assert(sizeof(RowSmem::g_w) >= 4 * kRowThreads * sizeof(std::uint32_t), "bins 12-15");
-  std::uint32_t* bin_a = &c.sm->local_cnt[0][0] + tid;
-  std::uint32_t* bin_b = reinterpret_cast<std::uint32_t*>(c.sm->g_w) + tid;
-  auto bin = [&](int l) -> std::uint32_t& {
-    return l < 12 ? bin_a[l * kRowThreads] : bin_b[(l - 12) * kRowThreads];
-  };
+  // mass. Per thread: the counts per level packed in registers and, for
+  // top-p, one 32-bit scaled mass per level in a private shared-memory
+  // column bin[l][tid] (conflict-free: 1024 is a multiple of the 32 banks).
+  // The 16 bins are contiguous from local_cnt (through local_sum, g_cnt and
+  // the start of g_w: one address multiply an id); all are dead before the
+  // warp results are stored. Then warp reductions. Same integers, same
+  // decision as 16 compares per id.
+  static_assert(offsetof(RowSmem, g_w) + sizeof(RowSmem::g_w) >=
+                    kLevels * kRowThreads * sizeof(std::uint32_t),
+                "bins 0-15 from local_cnt");
+  std::uint32_t* bins = &c.sm->local_cnt[0][0] + tid;
+  auto bin = [&](int l) -> std::uint32_t& { return bins[l * kRowThreads]; };
   const bool masses = !KFirst && top_p;
   if (masses) {
 #pragma unroll
     for (int l = 0; l < kLevels; ++l) bin(l) = 0;
   }
-  std::uint32_t cp0 = 0, cp1 = 0, cp2 = 0, cp3 = 0;
-  auto count = [&](int lvl) {
-    const std::uint32_t inc = lvl < kLevels ? 1U << ((lvl & 3) * 8) : 0U;
-    const int w = lvl >> 2;
-    cp0 += w == 0 ? inc : 0U;
-    cp1 += w == 1 ? inc : 0U;
-    cp2 += w == 2 ? inc : 0U;
-    cp3 += w == 3 ? inc : 0U;
+  // Counts: with at most 15 ids a thread (B = 1 at V 151936: 11), 4-bit
+  // fields in two words (levels 0-7, 8-15; shl.b32 by 32 or more gives 0,
+  // so level 16 and the other word add nothing): ~5 instructions an id;
+  // spread to the 8-bit layout (four words) after the pass. Else 8-bit
+  // fields in four words directly (~18 instructions an id).
+  std::uint32_t cp0 = 0, cp1 = 0, cp2 = 0, cp3 = 0, nib_lo = 0, nib_hi = 0;
+  const bool nib = c.P <= 15;
+  auto count = [&](auto kNib, int lvl) {
+    if constexpr (decltype(kNib)::value) {
+      const std::uint32_t sh = 4U * static_cast<std::uint32_t>(lvl);
+      nib_lo += shl_clamped(1U, sh);
+      nib_hi += shl_clamped(1U, sh - 32U);
+    } else {
+      const std::uint32_t inc = lvl < kLevels ? 1U << ((lvl & 3) * 8) : 0U;
+      const int w = lvl >> 2;
+      cp0 += w == 0 ? inc : 0U;
+      cp1 += w == 1 ? inc : 0U;
+      cp2 += w == 2 ? inc : 0U;
+      cp3 += w == 3 ? inc : 0U;
+    }
+  };
+  auto settle = [&] {
+    if (!nib) return;
+    // Nibbles n0..n3 of a 16-bit field -> bytes.
+    auto spread = [](std::uint32_t x) {
+      x = (x & 0x00FFU) | ((x & 0xFF00U) << 8);
+      return (x & 0x000F000FU) | ((x & 0x00F000F0U) << 4);
+    };
+    cp0 = spread(nib_lo & 0xFFFFU);
+    cp1 = spread(nib_lo >> 16);
+    cp2 = spread(nib_hi & 0xFFFFU);
+    cp3 = spread(nib_hi >> 16);
+    nib_lo = nib_hi = 0;
   };
   // The exp argument, rounded as every pass rounds it.
   auto arg = [&](int xi) { return s[xi] * inv_t - shift; };
+  // top_k_first: counts only, levels on the exp argument.
+  auto rel_pass = [&](std::uint32_t lo, int sh) {
+    auto run = [&](auto kNib) {
+      for (int j = 0; j < c.P; ++j) count(kNib, ladder_rel(arg(x0 + j), lo, sh));
+    };
+    if (nib) {
+      run(std::true_type{});
+    } else {
+      run(std::false_type{});
+    }
+    settle();
+  };
   if constexpr (KFirst) {
-    for (int j = 0; j < c.P; ++j) count(ladder_rel(arg(x0 + j), kKfirstLo, kCoarseShift));
+    rel_pass(kKfirstLo, kCoarseShift);
   } else {
     // Branch-free body: e == 0 adds 0.0 to the sum and has level 16 (no
     // count, no mass).
-    for (int j = 0; j < c.P; ++j) {
-      const int xi = x0 + j;  // the thread's own chunk: n below needs it
-      const float e = exp_f32(arg(xi));
-      s[xi] = e;
-      mine += static_cast<double>(e);
-      std::uint32_t v = 0;
-      const int lvl = ladder_bin(e, v);
-      count(lvl);
-      if (top_p && lvl < kLevels) bin(lvl) += v;
+    const uint2* lut = ladder_lut_of(c.sm);  // built at the row's start (pipeline_row)
+    auto run = [&](auto kNib) {
+      for (int j = 0; j < c.P; ++j) {
+        const int xi = x0 + j;                    // the thread's own chunk: n below needs it
+        const float e = exp_f32_nonpos(arg(xi));  // arg <= 0: w <= m
+        s[xi] = e;
+        mine += static_cast<double>(e);
+        std::uint32_t v = 0;
+        const int lvl = ladder_bin(e, lut, v);
+        count(kNib, lvl);
+        if (top_p && lvl < kLevels) bin(lvl) += v;
+      }
+    };
+    if (nib) {
+      run(std::true_type{});
+    } else {
+      run(std::false_type{});
     }
+    settle();
   }
   stamp_at(st, 4);
   // The cluster's per-level counts (and masses) from the packed per-thread
   // counts: warp reductions (lane l of each warp keeps level l; lane 0 the
   // warp's double sum of e, summed by warp 0 in a fixed order: S), the block
   // fold into `bc` (and bmass), one exchange, then every (rank, level) count
-  // in one parallel round of DSMEM loads into wcnt. Warp 0 scans the levels
+  // in one parallel round of DSMEM loads, summed per level. Warp 0 scans the levels
   // and `decide(cumulative count, cumulative mass)` (every lane of
   // warp 0; ballot inside) returns the level, broadcast to the block.
   double limit = 0.0;
@@ -122,8 +175,8 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     __syncthreads();                         // every bin read: the warp results may overwrite them
     double* wsum = c.sm->g_w + 2 * kLevels;  // [32], after bmass[16]
     if (lane < kLevels) {
-      wcnt[warp * kLevels + lane] = my_cnt;
-      wmass[warp * kLevels + lane] = my_mass;
+      wcnt[lane * kWs + warp] = my_cnt;
+      wmass[lane * kWs + warp] = my_mass;
     }
     if (lane == 0) wsum[warp] = ws;
     __syncthreads();
@@ -132,8 +185,8 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
       std::uint32_t n = 0;
       unsigned long long m = 0;
       for (int w = 0; w < kRowThreads / 32; ++w) {
-        n += wcnt[w * kLevels + tid];
-        m += wmass[w * kLevels + tid];
+        n += wcnt[tid * kWs + w];
+        m += wmass[tid * kWs + w];
       }
       bc[tid] = n;
       bmass[tid] = m;
@@ -145,26 +198,39 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
       for (int o = 16; o > 0; o >>= 1) block_total += __shfl_down_sync(kFull, block_total, o);
     }
     const int ph = c.exchange(Slot{block_total, 0, 0, 0, 0});  // tid 0 posts
-    double total = 0.0;
-    for (int r = 0; r < c.csize; ++r) total += c.peer(r, ph).d0;
-    limit = static_cast<double>(p.top_p) * total;
     stamp_at(st, 6);
     block_stamp(st, 3);
-    if (tid < kLevels * c.csize) {
-      const int r = tid / kLevels, l = tid % kLevels;
-      wcnt[tid] = c.cl.map_shared_rank(bc, r)[l];
-      if (masses) wmass[tid] = c.cl.map_shared_rank(bmass, r)[l];
+    // Thread l * csize + r loads rank r's count (and mass) of level l; the
+    // csize lanes of a level (a power of two: one warp holds whole levels)
+    // sum them with xor shuffles (integers: any order), so warp 0 reads one
+    // total per level instead of walking csize ranks per level.
+    if (tid < max(32, kLevels * c.csize)) {
+      const int l = tid / c.csize, r = tid % c.csize;
+      std::uint32_t n = 0;
+      unsigned long long m = 0;
+      if (l < kLevels) {
+        n = c.cl.map_shared_rank(bc, r)[l];
+        rcnt[l * kRs + r] = n;  // for the gather's offsets
+        if (masses) m = c.cl.map_shared_rank(bmass, r)[l];
+      }
+      for (int o = 1; o < c.csize; o <<= 1) {
+        n += __shfl_xor_sync(kFull, n, o);
+        if (masses) m += __shfl_xor_sync(kFull, m, o);
+      }
+      if (l < kLevels && r == 0) {
+        lcnt[l] = n;
+        lmass[l] = m;
+      }
     }
     __syncthreads();
     if (warp == 0) {
-      std::int64_t cnt = 0;
-      unsigned long long mass = 0;
-      if (lane < kLevels) {
-        for (int r = 0; r < c.csize; ++r) {
-          cnt += wcnt[r * kLevels + lane];
-          if (masses) mass += wmass[r * kLevels + lane];
-        }
-      }
+      // S in rank order (the same double sum as before); warp 0 alone needs
+      // it here and broadcasts the limit with the level.
+      double total = 0.0;
+      for (int r = 0; r < c.csize; ++r) total += c.peer(r, ph).d0;
+      limit = static_cast<double>(p.top_p) * total;
+      std::int64_t cnt = lane < kLevels ? lcnt[lane] : 0;
+      unsigned long long mass = lane < kLevels ? lmass[lane] : 0ULL;
       for (int o = 1; o < 32; o <<= 1) {
         const std::int64_t nc = __shfl_up_sync(kFull, cnt, o);
         const unsigned long long nm = __shfl_up_sync(kFull, mass, o);
@@ -174,10 +240,14 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
         }
       }
       const int lvl = decide(cnt, mass);
-      if (lane == 0) c.bs->bcast_i[1] = lvl;
+      if (lane == 0) {
+        c.bs->bcast_i[1] = lvl;
+        c.bs->bcast_d = limit;
+      }
     }
     __syncthreads();
     const int out_level = c.bs->bcast_i[1];
+    limit = c.bs->bcast_d;
     __syncthreads();
     return out_level;
   };
@@ -198,7 +268,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     if (L < 0) return false;
     lo2 = static_cast<std::uint32_t>(static_cast<int>(kKfirstLo) + (L - 1) * (1 << kCoarseShift));
     cp0 = cp1 = cp2 = cp3 = 0;
-    for (int j = 0; j < c.P; ++j) count(ladder_rel(arg(x0 + j), lo2, kFineShift));
+    rel_pass(lo2, kFineShift);
     level = level_table(bcnt + kLevels, [&](std::int64_t cnt, unsigned long long) {
       const unsigned bal = __ballot_sync(kFull, lane < kLevels && cnt >= p.top_k);
       const int J = bal != 0U ? __ffs(bal) - 1 : kLevels;
@@ -242,13 +312,18 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
   };
   int n = low_bytes(cp0, level + 1) + low_bytes(cp1, level - 3) + low_bytes(cp2, level - 7) +
           low_bytes(cp3, level - 11);
-  int all_n = 0;  // N below comes from the level table
-  const int pre = c.block_exclusive_sum(n, all_n);
+  // This thread's place in the block: lane w sums warp w's counts of levels
+  // <= level (the level table's per-warp counts, still in wcnt), a warp scan
+  // gives the warp's offset, another the lanes': no block scan, no barrier.
+  int wq = 0;
+  for (int l = 0; l <= level; ++l) wq += static_cast<int>(wcnt[l * kWs + lane]);
+  const int wq_inc = warp_inclusive_sum(wq);
+  const int pre = __shfl_sync(kFull, wq_inc - wq, warp) + warp_inclusive_sum(n) - n;
   // Every rank's candidate count is already in the (rank, level) table
-  // (wcnt, loaded above): no exchange. Lane r sums rank r's levels <= level.
+  // (rcnt, loaded above): no exchange. Lane r sums rank r's levels <= level.
   int q = 0;
   if (lane < c.csize)
-    for (int l = 0; l <= level; ++l) q += static_cast<int>(wcnt[lane * kLevels + l]);
+    for (int l = 0; l <= level; ++l) q += static_cast<int>(rcnt[l * kRs + lane]);
   const int before = static_cast<int>(__reduce_add_sync(kFull, lane < c.rank ? q : 0));
   const int N = static_cast<int>(__reduce_add_sync(kFull, q));
   std::uint32_t* ckey = c.cl.map_shared_rank(c.sm->local_cnt[0], 0);

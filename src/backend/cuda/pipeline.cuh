@@ -5,14 +5,21 @@
 // per-bucket masses, and the inverse-CDF draw in id order.
 #pragma once
 
+#include <type_traits>
+
 #include "backend/cuda/fast_path.cuh"
 #include "backend/cuda/pipeline_args.cuh"
 
 namespace nextok::cuda::dev {
 
+// Also the slice's argmax `am` as loaded (masked): a thread visits its ids
+// in ascending order (vector q0 + u * kRowThreads + tid, then the element
+// loop), so a strict > keeps the lowest id of its max and skips -inf and
+// NaN; the block folds with better(). Computed while the loads are in
+// flight, it spares a pass over the slice when nothing changes the logits.
 template <typename T>
 __device__ void load_slice(RowCtx& c, const T* x, std::int64_t vocab, const std::uint32_t* mask,
-                           int n_local, int& nan) {
+                           int n_local, int& nan, ArgMax& am) {
   float* s = c.sm->slice;
   const int cap = c.cap();
   const T* src = x + c.base;
@@ -24,36 +31,55 @@ __device__ void load_slice(RowCtx& c, const T* x, std::int64_t vocab, const std:
     const int nv = n_local / kVe;
     const auto* v16 = reinterpret_cast<const uint4*>(src);
     constexpr int kU = 4;
-    for (int q0 = 0; q0 < nv; q0 += kRowThreads * kU) {
-      uint4 v[kU];
+    const auto id_base = static_cast<std::int32_t>(c.base);  // V < 2^31
+    // One instance without the mask: its per-element test, even predicated
+    // off, was ~40% of this loop's instructions.
+    auto run = [&](auto kMask) {
+      for (int q0 = 0; q0 < nv; q0 += kRowThreads * kU) {
+        uint4 v[kU];
 #pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int q = q0 + u * kRowThreads + c.tid();
-        if (q < nv) v[u] = __ldg(v16 + q);
-      }
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int q = q0 + u * kRowThreads + c.tid();
-        if (q >= nv) continue;
-        float f[kVe];
-#pragma unroll
-        for (int j = 0; j < kVe; ++j) {
-          f[j] = vec_elem(v[u], j, src);
-          nan |= f[j] != f[j] ? 1 : 0;
-          if (!mask_allows(mask, c.base + q * kVe + j)) f[j] = kNegInf;
+        for (int u = 0; u < kU; ++u) {
+          const int q = q0 + u * kRowThreads + c.tid();
+          if (q < nv) v[u] = __ldg(v16 + q);
         }
 #pragma unroll
-        for (int j = 0; j < kVe; j += 4)
-          *reinterpret_cast<float4*>(s + q * kVe + j) =
-              make_float4(f[j], f[j + 1], f[j + 2], f[j + 3]);
+        for (int u = 0; u < kU; ++u) {
+          const int q = q0 + u * kRowThreads + c.tid();
+          if (q >= nv) continue;
+          float f[kVe];
+#pragma unroll
+          for (int j = 0; j < kVe; ++j) {
+            f[j] = vec_elem(v[u], j, src);
+            nan |= f[j] != f[j] ? 1 : 0;
+            if constexpr (decltype(kMask)::value) {
+              if (!mask_allows(mask, c.base + q * kVe + j)) f[j] = kNegInf;
+            }
+            const bool up = f[j] > am.value;
+            am.value = up ? f[j] : am.value;
+            am.index = up ? id_base + q * kVe + j : am.index;
+          }
+#pragma unroll
+          for (int j = 0; j < kVe; j += 4)
+            *reinterpret_cast<float4*>(s + q * kVe + j) =
+                make_float4(f[j], f[j + 1], f[j + 2], f[j + 3]);
+        }
       }
+    };
+    if (mask != nullptr) {
+      run(std::true_type{});
+    } else {
+      run(std::false_type{});
     }
     done = nv * kVe;
   }
   for (int xi = done + c.tid(); xi < cap; xi += kRowThreads) {
     const float f = xi < n_local ? load_elem(x, c.base + xi) : kNegInf;
     nan |= f != f ? 1 : 0;
-    s[xi] = (xi < n_local && mask_allows(mask, c.base + xi)) ? f : kNegInf;
+    const float w = (xi < n_local && mask_allows(mask, c.base + xi)) ? f : kNegInf;
+    s[xi] = w;
+    const bool up = w > am.value;
+    am.value = up ? w : am.value;
+    am.index = up ? static_cast<std::int32_t>(c.base + xi) : am.index;
   }
   (void)vocab;
 }
@@ -111,6 +137,9 @@ __device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, i
   block_stamp(st, 0);
   c.phase = 0;
   c.base = static_cast<std::int64_t>(c.rank) * a.slice_len;
+  // Per row: the radix path of a listed row before may have used its space.
+  // Read by the exp pass, after the barriers of the max.
+  ladder_lut_init(ladder_lut_of(c.sm));
   const int n_local = local_count(a.vocab, c.base, a.slice_len);
   if (c.tid() == 0) bs.hist_buf = 0;
   const RowParams p = row_params(a, row);
@@ -127,40 +156,41 @@ __device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, i
 
   // Stage 1.
   int nan = 0;
+  ArgMax am{kNegInf, INT32_MAX};
   if (a.bf16) {
     load_slice(c, static_cast<const std::uint16_t*>(a.logits) + row * a.vocab, a.vocab, mask,
-               n_local, nan);
+               n_local, nan, am);
   } else {
-    load_slice(c, static_cast<const float*>(a.logits) + row * a.vocab, a.vocab, mask, n_local, nan);
+    load_slice(c, static_cast<const float*>(a.logits) + row * a.vocab, a.vocab, mask, n_local, nan,
+               am);
   }
-  nan = c.block_or(nan);
   stamp_at(st, 1);
   block_stamp(st, 1);
-  const bool bad_history = apply_penalties(c, p, a.in, row, a.vocab, n_local);
-  stamp_at(st, 2);
-
-  // Max / argmax of the processed logits.
-  ArgMax am{kNegInf, INT32_MAX};
+  // Max / argmax of the processed logits: the load's, unless bias or
+  // penalties changed the slice. Without them no barrier here: the NaN flag
+  // folds with the argmax, and the barriers of that fold and of the
+  // exchange order the slice's stores before the exp pass reads them.
   const int x0 = c.tid() * c.P;
-  // Ids ascend along the chunk: a strict > keeps the lowest id of the max
-  // (better()'s tie rule) and skips -inf and NaN, with selects, no branch.
-  for (int j = 0; j < c.P; ++j) {
-    const float v = s[x0 + j];
-    const bool up = v > am.value;
-    am.value = up ? v : am.value;
-    am.index = up ? static_cast<std::int32_t>(c.base + x0 + j) : am.index;
+  bool bad_history = false;
+  if (a.in.bias_offsets != nullptr || a.in.history != nullptr) {
+    __syncthreads();  // the slice as loaded
+    bad_history = apply_penalties(c, p, a.in, row, a.vocab, n_local);
+    am = ArgMax{kNegInf, INT32_MAX};
+    // Ids ascend along the chunk: a strict > keeps the lowest id of the max
+    // (better()'s tie rule) and skips -inf and NaN, with selects, no branch.
+    for (int j = 0; j < c.P; ++j) {
+      const float v = s[x0 + j];
+      const bool up = v > am.value;
+      am.value = up ? v : am.value;
+      am.index = up ? static_cast<std::int32_t>(c.base + x0 + j) : am.index;
+    }
   }
+  stamp_at(st, 2);
   am = block_argmax_warp0(am, reinterpret_cast<float*>(c.sm->local_cnt[0]),
-                          reinterpret_cast<std::int32_t*>(c.sm->local_cnt[1]));
+                          reinterpret_cast<std::int32_t*>(c.sm->local_cnt[1]), &nan);
   block_stamp(st, 4);
-  const int ph0 = c.exchange(Slot{am.value, 0, am.index, nan, 0});  // tid 0 posts
-  ArgMax best{kNegInf, INT32_MAX};
   int any_nan = 0;
-  for (int r = 0; r < c.csize; ++r) {
-    const Slot& q = c.peer(r, ph0);
-    if (q.i0 != INT32_MAX) best = better(best, {static_cast<float>(q.d0), q.i0});
-    any_nan |= q.i1;
-  }
+  const ArgMax best = c.exchange_argmax(am, nan, any_nan);  // tid 0 posts
   const float m = best.value;
   stamp_at(st, 3);
   block_stamp(st, 2);

@@ -92,16 +92,25 @@ __device__ __forceinline__ ArgMax warp_argmax(ArgMax am) {
 // The block's argmax in lane 0 of warp 0: warp shuffles, one block
 // barrier, then warp 0 folds the 32 warp results through wv / wi (32
 // entries each; better() is associative and commutative, so any order
-// gives the same pair).
-__device__ __forceinline__ ArgMax block_argmax_warp0(ArgMax am, float* wv, std::int32_t* wi) {
+// gives the same pair). With `flag`, also the OR of every thread's *flag
+// into lane 0 of warp 0 (wi[32 .. 63] holds the warps' flags).
+__device__ __forceinline__ ArgMax block_argmax_warp0(ArgMax am, float* wv, std::int32_t* wi,
+                                                     int* flag = nullptr) {
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
   am = warp_argmax(am);
+  const int f =
+      flag != nullptr ? static_cast<int>(__reduce_or_sync(kFull, static_cast<unsigned>(*flag))) : 0;
   if (lane == 0) {
     wv[warp] = am.value;
     wi[warp] = am.index;
+    if (flag != nullptr) wi[32 + warp] = f;
   }
   __syncthreads();
-  if (warp == 0) am = warp_argmax(ArgMax{wv[lane], wi[lane]});
+  if (warp == 0) {
+    am = warp_argmax(ArgMax{wv[lane], wi[lane]});
+    if (flag != nullptr)
+      *flag = static_cast<int>(__reduce_or_sync(kFull, static_cast<unsigned>(wi[32 + lane])));
+  }
   return am;
 }
 
@@ -141,6 +150,36 @@ struct RowCtx {
     if (tid() < csize) bs->got[ph & 1][tid()] = *cl.map_shared_rank(&bs->slots[ph], tid());
     __syncthreads();
     return ph;
+  }
+
+  // The max exchange: tid 0 posts its block's argmax and NaN flag; after
+  // the cluster barrier warp 0 alone reads the posts (lane r: rank r's, over
+  // DSMEM) and folds them (better() is associative and commutative), then
+  // one block barrier broadcasts the row's argmax. Every thread folding
+  // every post itself cost ~200 instructions a thread at csize 16.
+  __device__ ArgMax exchange_argmax(ArgMax mine, int nan, int& any_nan) {
+    const int ph = phase++;
+    if (tid() == 0) bs->slots[ph] = Slot{mine.value, 0, mine.index, nan, 0};
+    cl.sync();
+    if (tid() < 32) {
+      ArgMax a{kNegInf, INT32_MAX};
+      int n = 0;
+      if (tid() < csize) {
+        const Slot& q = *cl.map_shared_rank(&bs->slots[ph], tid());
+        a = ArgMax{static_cast<float>(q.d0), q.i0};
+        n = q.i1;
+      }
+      a = warp_argmax(a);
+      n = static_cast<int>(__reduce_or_sync(kFull, static_cast<unsigned>(n)));
+      if (tid() == 0) {
+        bs->bcast_d = a.value;
+        bs->bcast_i[0] = a.index;
+        bs->bcast_i[1] = n;
+      }
+    }
+    __syncthreads();
+    any_nan = bs->bcast_i[1];
+    return ArgMax{static_cast<float>(bs->bcast_d), bs->bcast_i[0]};
   }
 
   __device__ double block_sum(double v) {
