@@ -130,7 +130,7 @@ TEST(LarkGrammar, DeepNestingIsAnErrorNotAStackOverflow) {
         << kind;
   }
   const std::string groups = std::string(20000, '(') + "a" + std::string(20000, ')');
-  EXPECT_NE(error_of("start: /" + groups + "/").second.find("groups nested deeper than 256"),
+  EXPECT_NE(error_of("start: /" + groups + "/").second.find("groups nested deeper than 1000"),
             std::string::npos);
 }
 

@@ -327,7 +327,7 @@ class Parser {
         }
       }
       // The parse and every later walk of the tree recurse once a group.
-      if (++depth_ > kMaxGroupDepth) fail("groups nested deeper than 256");
+      if (++depth_ > kMaxGroupDepth) fail("groups nested deeper than 1000");
       NodePtr n = alternation();
       --depth_;
       if (!at(')')) fail("missing ')'");
@@ -527,7 +527,7 @@ class Parser {
   bool dotall_ = false;
   size_t i_ = 0;
   size_t depth_ = 0;
-  static constexpr size_t kMaxGroupDepth = 256;
+  static constexpr size_t kMaxGroupDepth = 1000;
 };
 
 }  // namespace
