@@ -87,6 +87,24 @@ TEST(XGrammarStructuralTag, TagsWithSeparatorAndTheOlderShape) {
                   {{"ab<f=a>1</f>c", true}, {"<f=a>x</f>", false}, {"abc", true}});
 }
 
+TEST(XGrammarStructuralTag, ReadsXGrammarsOwnDumpWithItsNulls) {
+  // StructuralTag(...).model_dump_json() of XGrammar 0.2.8's pydantic
+  // classes (what vLLM's tool parsers send): options left unset are null.
+  // The verdicts are XGrammar's on this JSON.
+  expect_verdicts(
+      R"({"type":"structural_tag","format":{"type":"triggered_tags","triggers":["<f="],"tags":[)"
+      R"({"type":"tag","begin":"<f=a>","content":{"type":"any_text","excludes":[],)"
+      R"("max_tokens":null,"max_chars":null},"end":"</f>"},{"type":"tag","begin":"<f=b>",)"
+      R"("content":{"type":"json_schema","json_schema":{"type":"integer"},"style":"json",)"
+      R"("any_order":false,"max_whitespace_cnt":null,"excludes":[]},"end":"</f>"}],)"
+      R"("at_least_one":false,"stop_after_first":false,"excludes":[]}})",
+      {{"x<f=a>any</f>y<f=b>12</f>", true},
+       {"<f=b>x</f>", false},
+       {"<f=a>a</f>b</f>", true},
+       {"<f=a>a</f", false},
+       {"<f=a>x<f=a>y</f>", true}});
+}
+
 TEST(XGrammarStructuralTag, UnsupportedAndMalformedFormatsAreClearErrors) {
   const std::pair<std::string, ErrorCode> cases[] = {
       {tag_format(R"({"type": "regex", "pattern": "a"})"), ErrorCode::kUnsupported},

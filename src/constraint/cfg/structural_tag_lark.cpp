@@ -52,13 +52,12 @@ class Translator {
  public:
   std::string run(const ordered& top) {
     if (!top.is_object()) bad("structural_tag", "must be an object");
-    const auto type = top.find("type");
-    if (type != top.end() && *type != "structural_tag")
+    if (const ordered* type = field(top, "type"); type && *type != "structural_tag")
       bad("structural_tag.type", "must be \"structural_tag\"");
     std::string root;
-    if (const auto f = top.find("format"); f != top.end()) {
+    if (const ordered* f = field(top, "format")) {
       root = format(*f, "format", {});
-    } else if (const auto s = top.find("structures"); s != top.end()) {
+    } else if (const ordered* s = field(top, "structures")) {
       root = legacy(*s, top.value("triggers", ordered::array()));
     } else {
       bad("structural_tag", "needs a 'format' (or the older 'structures' and 'triggers')");
@@ -78,8 +77,11 @@ class Translator {
     return name;
   }
 
-  // Text that holds none of `banned` (and any text when none).
-  std::string text(const std::vector<std::string>& banned) {
+  // Text that holds none of `banned` nor of the non-empty `ends` (and any
+  // text when there are none).
+  std::string text(std::vector<std::string> banned, const std::vector<std::string>& ends) {
+    for (const std::string& e : ends)
+      if (!e.empty()) banned.push_back(e);
     const std::string name = "ST_TEXT" + std::to_string(next_++);
     std::string body = "ST_ANY";
     if (!banned.empty()) {
@@ -91,10 +93,17 @@ class Translator {
     return name;
   }
 
-  static const ordered& need(const ordered& f, const char* key, const std::string& at) {
+  // A present, non-null field: the JSON XGrammar's pydantic models dump
+  // writes null for an option left unset.
+  static const ordered* field(const ordered& f, const char* key) {
     const auto it = f.find(key);
-    if (it == f.end()) bad(at, std::string("needs '") + key + "'");
-    return *it;
+    return it == f.end() || it->is_null() ? nullptr : &*it;
+  }
+
+  static const ordered& need(const ordered& f, const char* key, const std::string& at) {
+    const ordered* v = field(f, key);
+    if (!v) bad(at, std::string("needs '") + key + "'");
+    return *v;
   }
 
   static std::string string_at(const ordered& v, const std::string& at) {
@@ -102,25 +111,26 @@ class Translator {
     return v.get<std::string>();
   }
 
-  static std::vector<std::string> strings(const ordered& f, const char* key, const std::string& at,
-                                          bool nonempty_items) {
+  // A list of non-empty strings (triggers, excludes); none when absent.
+  static std::vector<std::string> strings(const ordered& f, const char* key,
+                                          const std::string& at) {
     std::vector<std::string> out;
-    const auto it = f.find(key);
-    if (it == f.end()) return out;
-    if (!it->is_array()) bad(at + "." + key, "must be an array of strings");
-    for (size_t i = 0; i < it->size(); ++i) {
+    const ordered* v = field(f, key);
+    if (!v) return out;
+    if (!v->is_array()) bad(at + "." + key, "must be an array of strings");
+    for (size_t i = 0; i < v->size(); ++i) {
       const std::string where = at + "." + key + "[" + std::to_string(i) + "]";
-      out.push_back(string_at((*it)[i], where));
-      if (nonempty_items && out.back().empty()) bad(where, "must not be empty");
+      out.push_back(string_at((*v)[i], where));
+      if (out.back().empty()) bad(where, "must not be empty");
     }
     return out;
   }
 
   static bool flag(const ordered& f, const char* key, const std::string& at) {
-    const auto it = f.find(key);
-    if (it == f.end()) return false;
-    if (!it->is_boolean()) bad(at + "." + key, "must be a boolean");
-    return it->get<bool>();
+    const ordered* v = field(f, key);
+    if (!v) return false;
+    if (!v->is_boolean()) bad(at + "." + key, "must be a boolean");
+    return v->get<bool>();
   }
 
   // `ends`: the end strings of the tag whose whole content this is (any
@@ -133,12 +143,9 @@ class Translator {
       return rule(literal(string_at(need(f, "value", at), at + ".value")));
     if (type == "json_schema") return json_schema(f, at);
     if (type == "any_text") {
-      if (f.contains("max_tokens") || f.contains("max_chars"))
+      if (field(f, "max_tokens") || field(f, "max_chars"))
         unsupported(at, "any_text with max_tokens or max_chars");
-      std::vector<std::string> banned = strings(f, "excludes", at, true);
-      for (const std::string& e : ends)
-        if (!e.empty()) banned.push_back(e);
-      return rule(text(banned));
+      return rule(text(strings(f, "excludes", at), ends));
     }
     if (type == "sequence" || type == "or") {
       const ordered& els = need(f, "elements", at);
@@ -170,12 +177,12 @@ class Translator {
     const ordered& schema = need(f, "json_schema", at);
     if (!schema.is_object() && !schema.is_boolean())
       bad(at + ".json_schema", "must be a schema (an object or a boolean)");
-    if (const auto s = f.find("style"); s != f.end() && *s != "json")
+    if (const ordered* style = field(f, "style"); style && *style != "json")
       unsupported(at + ".style", "only the \"json\" style is supported");
     if (flag(f, "any_order", at)) unsupported(at + ".any_order", "any_order is not supported");
-    if (!strings(f, "excludes", at, true).empty())
+    if (!strings(f, "excludes", at).empty())
       unsupported(at + ".excludes", "excludes in JSON content are not supported");
-    if (const auto w = f.find("max_whitespace_cnt"); w != f.end() && !w->is_null())
+    if (field(f, "max_whitespace_cnt"))
       unsupported(at + ".max_whitespace_cnt", "max_whitespace_cnt is not supported");
     return rule("%json " + schema.dump());
   }
@@ -206,8 +213,7 @@ class Translator {
 
   Tag tag_parts(const ordered& f, const std::string& at) {
     if (!f.is_object()) bad(at, "must be an object");
-    if (const auto t = f.find("type"); t != f.end() && *t != "tag")
-      bad(at + ".type", "must be \"tag\"");
+    if (const ordered* t = field(f, "type"); t && *t != "tag") bad(at + ".type", "must be \"tag\"");
     const ordered& b = need(f, "begin", at);
     if (!b.is_string()) unsupported(at + ".begin", "a token as a begin tag is not supported");
     const ordered& e = need(f, "end", at);
@@ -248,7 +254,7 @@ class Translator {
   // content, the text also stops at that tag's end.
   std::string triggered(const ordered& f, const std::string& at,
                         const std::vector<std::string>& ends) {
-    const std::vector<std::string> triggers = strings(f, "triggers", at, true);
+    const std::vector<std::string> triggers = strings(f, "triggers", at);
     if (triggers.empty()) bad(at + ".triggers", "needs at least one trigger");
     std::vector<std::string> begins;
     const std::string tags = tags_choice(f, at, &begins);
@@ -259,10 +265,8 @@ class Translator {
         bad(at + ".tags[" + std::to_string(i) + "].begin", "no trigger is a prefix of it");
     }
     std::vector<std::string> banned = triggers;
-    for (const std::string& e : strings(f, "excludes", at, true)) banned.push_back(e);
-    for (const std::string& e : ends)
-      if (!e.empty()) banned.push_back(e);
-    const std::string free = text(banned);
+    for (const std::string& e : strings(f, "excludes", at)) banned.push_back(e);
+    const std::string free = text(std::move(banned), ends);
     const bool one = flag(f, "at_least_one", at), first = flag(f, "stop_after_first", at);
     if (one && first) return rule(tags);
     if (first) return rule(free + " " + tags + "?");
