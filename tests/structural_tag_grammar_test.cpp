@@ -74,6 +74,64 @@ TEST(XGrammarStructuralTag, AnyTextStopsAtItsTagsEnd) {
        {"<a>x<a>b</a>", true}});
 }
 
+TEST(XGrammarStructuralTag, TheEndReachesTextThroughSequencesAndAlternativesNotRepetitions) {
+  // XGrammar 0.2.8's verdicts: a tag's end bans itself from any text in a
+  // sequence (any element), an alternative or an optional of its content;
+  // inside a repetition the text may hold it.
+  const std::string any = R"({"type": "any_text"})",
+                    x = R"({"type": "const_string", "value": "x"})";
+  const auto in_tag = [](const std::string& content) {
+    return tag_format(R"({"type": "tag", "begin": "<a>", "content": )" + content +
+                      R"(, "end": "</a>"})");
+  };
+  const std::vector<std::pair<std::string, bool>> stops = {{"<a>x</a>x</a>", false},
+                                                           {"<a>x</a>xx</a>", false},
+                                                           {"<a>x</ax</a>", true},
+                                                           {"<a>xx</a>", true}};
+  for (const std::string& content :
+       {R"({"type": "sequence", "elements": [)" + any + "," + x + "]}",
+        R"({"type": "sequence", "elements": [)" + x + "," + any + "," + x + "]}",
+        R"({"type": "optional", "content": {"type": "sequence", "elements": [)" + any + "," + x +
+            "]}}",
+        R"({"type": "or", "elements": [{"type": "sequence", "elements": [)" + x + "," + any +
+            "]}," + x + "]}"})
+    expect_verdicts(in_tag(content), stops);
+  for (const std::string& content :
+       {R"({"type": "plus", "content": )" + any + "}",
+        R"({"type": "star", "content": )" + any + "}",
+        R"({"type": "repeat", "min": 1, "max": 2, "content": )" + any + "}"})
+    expect_verdicts(in_tag(content), {{"<a>x</a>x</a>", true}, {"<a>xx</a>", true}});
+  // Triggered tags' text: only where nothing of the content follows it.
+  const std::string trig =
+      R"({"type": "triggered_tags", "triggers": ["<g"], "tags": [{"type": "tag", "begin": "<gx>",)"
+      R"( "content": {"type": "json_schema", "json_schema": {"type": "integer"}}, "end": "</g>"}]})";
+  const auto in_gx = [](const std::string& content) {
+    return tag_format(R"({"type": "tag", "begin": "<gx>", "content": )" + content +
+                      R"(, "end": ["</f>", "</g>"]})");
+  };
+  expect_verdicts(in_gx(R"({"type": "sequence", "elements": [)" + trig + "," + trig + "]}"),
+                  {{"<gx>b<gy</g>", true}, {"<gx>b</g>x</g>", true}});
+  expect_verdicts(in_gx(R"({"type": "or", "elements": [)" + trig + "]}"),
+                  {{"<gx>b</g>x</g>", false}, {"<gx>bx</g>", true}});
+}
+
+TEST(XGrammarStructuralTag, RegexAsXGrammarReadsIt) {
+  // ASCII \w and \d, '.' any character (a newline too), ^ and $ at the
+  // ends ignored: XGrammar 0.2.8's verdicts.
+  const auto re = [](const std::string& p) {
+    return tag_format(R"({"type": "regex", "pattern": ")" + p + R"("})");
+  };
+  expect_verdicts(re(R"(\\w+)"), {{"abc", true}, {"a_9", true}, {"\xC3\xA9", false}, {"", false}});
+  expect_verdicts(re(R"(a.b)"), {{"a\nb", true},
+                                 {"a\xC3\xA9"
+                                  "b",
+                                  true},
+                                 {"ab", false}});
+  expect_verdicts(re(R"(^ab$)"), {{"ab", true}, {"abab", false}});
+  expect_verdicts(re(R"(a/b|\\/)"), {{"a/b", true}, {"/", true}, {"a", false}});
+  expect_verdicts(re(R"([\\d-]{2})"), {{"1-", true}, {"12", true}, {"a1", false}});
+}
+
 TEST(XGrammarStructuralTag, TagsWithSeparatorAndTheOlderShape) {
   expect_verdicts(
       tag_format(R"({"type": "tags_with_separator", "separator": ",", "tags": [)" + kTagA + "]}"),
@@ -107,7 +165,9 @@ TEST(XGrammarStructuralTag, ReadsXGrammarsOwnDumpWithItsNulls) {
 
 TEST(XGrammarStructuralTag, UnsupportedAndMalformedFormatsAreClearErrors) {
   const std::pair<std::string, ErrorCode> cases[] = {
-      {tag_format(R"({"type": "regex", "pattern": "a"})"), ErrorCode::kUnsupported},
+      {tag_format(R"({"type": "regex", "pattern": "a("})"), ErrorCode::kInvalidArgument},
+      {tag_format(R"({"type": "regex", "pattern": "(a)\\1"})"), ErrorCode::kUnsupported},
+      {tag_format(R"({"type": "grammar", "grammar": "root ::= \"a\""})"), ErrorCode::kUnsupported},
       {tag_format(R"({"type": "token", "token": 5})"), ErrorCode::kUnsupported},
       {tag_format(R"({"type": "json_schema", "json_schema": {}, "style": "qwen_xml"})"),
        ErrorCode::kUnsupported},

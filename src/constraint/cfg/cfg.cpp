@@ -8,13 +8,16 @@
 namespace nextok::constraint::cfg {
 
 Symbol Cfg::terminal(const ByteSet& s) {
-  // Grammars have few distinct terminals; the scan is never the bottleneck
-  // next to the UTF-8 expansion that produced them.
-  for (size_t t = terminals.size(); t-- > 0;) {
-    if (terminals[t] == s) return terminal_symbol(static_cast<uint32_t>(t));
+  // A class of many code points spells thousands of byte sets: a scan of
+  // the terminals per set was most of a Lark compile with Python's \w.
+  if (terminal_ids.size() != terminals.size()) {
+    terminal_ids.clear();
+    for (size_t t = 0; t < terminals.size(); ++t)
+      terminal_ids.emplace(terminals[t], static_cast<uint32_t>(t));
   }
-  terminals.push_back(s);
-  return terminal_symbol(static_cast<uint32_t>(terminals.size() - 1));
+  const auto [it, added] = terminal_ids.emplace(s, static_cast<uint32_t>(terminals.size()));
+  if (added) terminals.push_back(s);
+  return terminal_symbol(it->second);
 }
 
 ByteClasses byte_classes(std::vector<ByteSet> sets) {

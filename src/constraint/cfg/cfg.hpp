@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace nextok::constraint::cfg {
@@ -21,6 +22,13 @@ struct ByteSet {
   }
   bool empty() const noexcept { return (w[0] | w[1] | w[2] | w[3]) == 0; }
   bool operator==(const ByteSet&) const = default;
+};
+struct ByteSetHash {
+  size_t operator()(const ByteSet& s) const noexcept {
+    uint64_t h = 0;
+    for (uint64_t x : s.w) h = (h ^ x) * 0x9E3779B97F4A7C15ULL;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
 };
 
 // Bytes that every one of some sets holds alike share a class; classes are
@@ -71,6 +79,8 @@ struct Cfg {
   }
   // The same set twice gives the same terminal.
   Symbol terminal(const ByteSet& s);
+  // terminal()'s index of `terminals` (rebuilt when it is out of step).
+  std::unordered_map<ByteSet, uint32_t, ByteSetHash> terminal_ids;
   Symbol byte(uint8_t b) {
     ByteSet s;
     s.add(b);

@@ -105,6 +105,17 @@ void CfgBuilder::repeat(std::vector<Symbol>& seq, size_t from, long min, long ma
   }
   const Symbol x = as_symbol(seq, from, base, at);
   seq.resize(from);
+  if (max < 0 && min > 0) {
+    // x{min,}: x min - 1 times, then P ::= P x | x (not x P* with
+    // P* ::= P* x | ε: one copy of x, so a regular fragment's automaton
+    // holds x once rather than twice).
+    for (long k = 1; k < min; ++k) seq.push_back(x);
+    const uint32_t plus = fresh(base, at);
+    g_.rules[plus] = {{static_cast<Symbol>(plus), x}, {x}};
+    grew(static_cast<size_t>(min) + 4, at);
+    seq.push_back(static_cast<Symbol>(plus));
+    return;
+  }
   for (long k = 0; k < min; ++k) seq.push_back(x);
   grew(static_cast<size_t>(min), at);
   if (max < 0) {
@@ -158,11 +169,16 @@ Symbol CfgBuilder::code_class(CodeRanges set, bool negated, size_t at) {
   if (merged.empty()) return g_.terminal(ByteSet{});  // no character: pruned later
   auto it = classes_.find(merged);
   if (it != classes_.end()) return static_cast<Symbol>(it->second);
+  const size_t before = g_.rules.size();
   const uint32_t nt =
       add_code_point_class(g_, merged, "char_class_" + std::to_string(classes_.size()));
-  defined_.push_back(1);
-  first_use_.push_back(at);
-  grew(g_.rules[nt].size() * 4, at);
+  size_t symbols = 0;
+  for (size_t k = before; k < g_.rules.size(); ++k) {
+    defined_.push_back(1);
+    first_use_.push_back(at);
+    for (const auto& alt : g_.rules[k]) symbols += alt.size() + 1;
+  }
+  grew(symbols, at);
   classes_.emplace(std::move(merged), nt);
   return static_cast<Symbol>(nt);
 }

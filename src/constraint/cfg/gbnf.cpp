@@ -6,28 +6,9 @@
 
 #include "constraint/cfg/cfg_builder.hpp"
 
-#include "constraint/regex/utf8_ranges.hpp"
 #include "nextok/error.hpp"
 
 namespace nextok::constraint::cfg {
-
-uint32_t add_code_point_class(Cfg& g, const CodeRanges& set, std::string name) {
-  const uint32_t nt = g.add_nonterminal(std::move(name));
-  std::vector<std::vector<ByteRange>> seqs;
-  for (auto [lo, hi] : set) utf8_sequences(lo, hi, seqs);
-  std::vector<std::vector<Symbol>> alts;
-  for (const auto& seq : seqs) {
-    std::vector<Symbol> body;
-    for (ByteRange r : seq) {
-      ByteSet s;
-      s.add_range(r.lo, r.hi);
-      body.push_back(g.terminal(s));
-    }
-    alts.push_back(std::move(body));
-  }
-  g.rules[nt] = std::move(alts);
-  return nt;
-}
 
 namespace {
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -171,13 +172,10 @@ class NfaBuilder {
   bool nonterminal(uint32_t n, uint32_t s, uint32_t e) {
     if (edges_.size() > max_states_) return false;
     const auto& alts = g_.rules[n];
-    const bool loops = std::any_of(alts.begin(), alts.end(), [&](const auto& seq) {
-      return !seq.empty() && seq[0] == static_cast<Symbol>(n);
-    });
-    if (!loops) {
-      for (const auto& seq : alts) {
-        if (!sequence(seq, 0, s, e)) return false;
-      }
+    if (!loops(n)) {
+      const auto in = entry(n, e);
+      if (!in) return false;
+      eps_[s].push_back(*in);
       return true;
     }
     // S ::= S x | y: y, then x any number of times.
@@ -191,6 +189,30 @@ class NfaBuilder {
     return true;
   }
 
+  bool loops(uint32_t n) const {
+    return std::any_of(g_.rules[n].begin(), g_.rules[n].end(), [&](const auto& seq) {
+      return !seq.empty() && seq[0] == static_cast<Symbol>(n);
+    });
+  }
+
+  // The entry of a nonterminal without repetition of its own, from which
+  // its automaton reads to e: built once per (n, e) and shared by every use
+  // that ends in e (its only way out is e, so the language from the entry
+  // is the same for each). A code-point class's shared suffixes
+  // (code_point_class.cpp) stay shared, not one copy a path, and a byte
+  // into such a nonterminal goes to its entry (no state of its own), so
+  // the subsets name each suffix once.
+  std::optional<uint32_t> entry(uint32_t n, uint32_t e) {
+    const auto it = shared_.find({n, e});
+    if (it != shared_.end()) return it->second;
+    const uint32_t in = fresh();
+    shared_.emplace(std::pair{n, e}, in);
+    for (const auto& seq : g_.rules[n]) {
+      if (!sequence(seq, 0, in, e)) return std::nullopt;
+    }
+    return in;
+  }
+
   bool sequence(const std::vector<Symbol>& seq, size_t from, uint32_t s, uint32_t e) {
     if (from == seq.size()) {
       eps_[s].push_back(e);
@@ -198,6 +220,13 @@ class NfaBuilder {
     }
     uint32_t cur = s;
     for (size_t i = from; i < seq.size(); ++i) {
+      if (is_terminal(seq[i]) && i + 2 == seq.size() && !is_terminal(seq[i + 1]) &&
+          !loops(static_cast<uint32_t>(seq[i + 1]))) {
+        const auto in = entry(static_cast<uint32_t>(seq[i + 1]), e);
+        if (!in) return false;
+        edges_[cur].emplace_back(g_.terminals[terminal_id(seq[i])], *in);
+        return true;
+      }
       const uint32_t next = i + 1 == seq.size() ? e : fresh();
       if (is_terminal(seq[i])) {
         edges_[cur].emplace_back(g_.terminals[terminal_id(seq[i])], next);
@@ -238,7 +267,8 @@ class NfaBuilder {
   std::vector<std::vector<std::pair<ByteSet, uint32_t>>> edges_;
   std::vector<std::vector<uint32_t>> eps_;
   uint32_t start_ = 0, end_ = 0;
-  std::vector<uint32_t> hubs_;  // the state each repetition loops on
+  std::vector<uint32_t> hubs_;                                // the state each repetition loops on
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> shared_;  // (nonterminal, end) -> entry
   mutable bool ambiguous_loops_ = false;
   mutable std::vector<uint32_t> seen_;  // closure's marks: seen_[s] == stamp_
   mutable uint32_t stamp_ = 0;

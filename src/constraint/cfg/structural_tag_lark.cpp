@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "constraint/regex/regex_parser.hpp"
 #include "nextok/error.hpp"
 #include "util/json_depth.hpp"
 
@@ -48,6 +49,8 @@ std::string literal(const std::string& s) {
   return out + "\"";
 }
 
+const std::vector<std::string> kNoEnds;
+
 class Translator {
  public:
   std::string run(const ordered& top) {
@@ -56,7 +59,7 @@ class Translator {
       bad("structural_tag.type", "must be \"structural_tag\"");
     std::string root;
     if (const ordered* f = field(top, "format")) {
-      root = format(*f, "format", {});
+      root = format(*f, "format", none());
     } else if (const ordered* s = field(top, "structures")) {
       root = legacy(*s, top.value("triggers", ordered::array()));
     } else {
@@ -133,19 +136,28 @@ class Translator {
     return v->get<bool>();
   }
 
-  // `ends`: the end strings of the tag whose whole content this is (any
-  // text inside a tag stops at its end, as XGrammar reads it).
-  std::string format(const ordered& f, const std::string& at,
-                     const std::vector<std::string>& ends) {
+  // The end strings of the tag whose content a format is part of, as
+  // XGrammar reads them (its verdicts in structural_tag_grammar_test.cpp):
+  // any text stops at them through sequences (any element), alternatives
+  // and optionals; triggered tags' text only where nothing of the content
+  // follows it; neither inside a repetition.
+  struct Ends {
+    const std::vector<std::string>& any;
+    const std::vector<std::string>& last;
+  };
+  static Ends none() { return {kNoEnds, kNoEnds}; }
+
+  std::string format(const ordered& f, const std::string& at, Ends ends) {
     if (!f.is_object()) bad(at, "must be an object");
     const std::string type = string_at(need(f, "type", at), at + ".type");
     if (type == "const_string")
       return rule(literal(string_at(need(f, "value", at), at + ".value")));
     if (type == "json_schema") return json_schema(f, at);
+    if (type == "regex") return regex(f, at);
     if (type == "any_text") {
       if (field(f, "max_tokens") || field(f, "max_chars"))
         unsupported(at, "any_text with max_tokens or max_chars");
-      return rule(text(strings(f, "excludes", at), ends));
+      return rule(text(strings(f, "excludes", at), ends.any));
     }
     if (type == "sequence" || type == "or") {
       const ordered& els = need(f, "elements", at);
@@ -153,21 +165,24 @@ class Translator {
       std::string body;
       for (size_t i = 0; i < els.size(); ++i) {
         body += i == 0 ? "" : type == "or" ? " | " : " ";
-        body += format(els[i], at + ".elements[" + std::to_string(i) + "]", {});
+        const bool last = type == "or" || i + 1 == els.size();
+        body += format(els[i], at + ".elements[" + std::to_string(i) + "]",
+                       {ends.any, last ? ends.last : kNoEnds});
       }
       return rule(body);
     }
     if (type == "optional" || type == "plus" || type == "star") {
-      const std::string inner = format(need(f, "content", at), at + ".content", {});
+      const std::string inner =
+          format(need(f, "content", at), at + ".content", type == "optional" ? ends : none());
       return rule("(" + inner + ")" + (type == "optional" ? "?" : type == "plus" ? "+" : "*"));
     }
     if (type == "repeat") return repeat(f, at);
     if (type == "tag") return tag(f, at);
-    if (type == "triggered_tags") return triggered(f, at, ends);
+    if (type == "triggered_tags") return triggered(f, at, ends.last);
     if (type == "tags_with_separator") return separated(f, at);
-    static const char* const kOthers[] = {"grammar",       "regex",          "token",
-                                          "exclude_token", "any_tokens",     "token_triggered_tags",
-                                          "dispatch",      "token_dispatch", "qwen_xml_parameter"};
+    static const char* const kOthers[] = {
+        "grammar",  "token",          "exclude_token",     "any_tokens", "token_triggered_tags",
+        "dispatch", "token_dispatch", "qwen_xml_parameter"};
     for (const char* o : kOthers)
       if (type == o) unsupported(at, "the format '" + type + "' is not supported");
     bad(at + ".type", "unknown format '" + type + "'");
@@ -187,6 +202,40 @@ class Translator {
     return rule("%json " + schema.dump());
   }
 
+  // XGrammar reads an ECMAScript-style pattern that the whole content
+  // matches: \d, \w and \s are ASCII, '.' is any character (a newline
+  // too), a '^' first and a '$' last change nothing. As a Lark terminal:
+  // Python syntax with the a and s flags, '/' and line breaks escaped.
+  std::string regex(const ordered& f, const std::string& at) {
+    std::string p = string_at(need(f, "pattern", at), at + ".pattern");
+    if (!p.empty() && p[0] == '^') p.erase(0, 1);
+    size_t slashes = 0;  // backslashes before the last character
+    for (size_t k = p.size(); k >= 2 && p[k - 2] == '\\'; --k) ++slashes;
+    if (!p.empty() && p.back() == '$' && slashes % 2 == 0) p.pop_back();
+    try {  // its errors named here, not at a place in the Lark text
+      (void)regex::parse("(?as)" + p, regex::Syntax{.unicode = true, .python = true});
+    } catch (const Error& e) {
+      throw Error(e.code(), "structural_tag", at + ".pattern: " + e.what());
+    }
+    std::string body = "/(?as)";
+    for (size_t k = 0; k < p.size(); ++k) {
+      const char c = p[k];
+      if (c == '\\' && k + 1 < p.size() && p[k + 1] != '\n' && p[k + 1] != '\r') {
+        body += c;
+        body += p[++k];
+      } else if (c == '/') {
+        body += "\\/";
+      } else if (c == '\n') {
+        body += "\\n";
+      } else if (c == '\r') {
+        body += "\\r";
+      } else {
+        body += c;
+      }
+    }
+    return rule(body + "/");
+  }
+
   std::string repeat(const ordered& f, const std::string& at) {
     const auto bound = [&](const char* key) {
       const ordered& v = need(f, key, at);
@@ -196,7 +245,7 @@ class Translator {
     const long long lo = bound("min"), hi = bound("max");
     if (lo < 0 || (hi != -1 && hi < lo) || hi > 100000 || lo > 100000)
       bad(at, "min and max must satisfy 0 <= min <= max (max -1: no limit), at most 100000");
-    const std::string inner = format(need(f, "content", at), at + ".content", {});
+    const std::string inner = format(need(f, "content", at), at + ".content", none());
     std::string body = "(";
     body += inner;
     body += "){";
@@ -228,7 +277,7 @@ class Translator {
     } else {
       bad(at + ".end", "must be a string or a non-empty array of strings");
     }
-    const std::string content = format(need(f, "content", at), at + ".content", ends);
+    const std::string content = format(need(f, "content", at), at + ".content", {ends, ends});
     std::string end_expr;
     for (size_t i = 0; i < ends.size(); ++i) end_expr += (i ? " | " : "") + literal(ends[i]);
     const std::string begin = b.get<std::string>();
