@@ -252,7 +252,10 @@ def test_stream_reassembles_to_the_same_text(client: Any, name: str) -> None:
             {
                 "structured_outputs": {
                     "structural_tag": json.dumps(
-                        {"type": "structural_tag", "format": {"type": "regex", "pattern": "a"}}
+                        {
+                            "type": "structural_tag",
+                            "format": {"type": "grammar", "grammar": 'root ::= "a"'},
+                        }
                     )
                 }
             },
