@@ -10,15 +10,13 @@ namespace nextok::cuda::dev {
 constexpr float kNegInf = -__builtin_huge_valf();
 constexpr float kPosInf = __builtin_huge_valf();
 
-// Mirrors backend/cpu/exp_f32.hpp step by step.
-__device__ __forceinline__ float exp_f32(float x) {
-  constexpr float kLo = -104.0f, kHi = 88.0f;
+// The polynomial and scaling of backend/cpu/exp_f32.hpp, step by step, for
+// x in [-104, 88] (callers guard the range).
+__device__ __forceinline__ float exp_f32_core(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kC1 = 0.693359375f, kC2 = -2.12194440e-4f;
   constexpr float kP0 = 1.9875691500e-4f, kP1 = 1.3981999507e-3f, kP2 = 8.3334519073e-3f;
   constexpr float kP3 = 4.1665795894e-2f, kP4 = 1.6666665459e-1f, kP5 = 5.0000001201e-1f;
-  if (!(x >= kLo)) return 0.0f;
-  if (x > kHi) x = kHi;
   const float fx = floorf(x * kLog2e + 0.5f);
   float r = x - fx * kC1;
   r = r - fx * kC2;
@@ -39,38 +37,25 @@ __device__ __forceinline__ float exp_f32(float x) {
   return (y * s1) * s2;
 }
 
+constexpr float kExpLo = -104.0f, kExpHi = 88.0f;
+
+// Mirrors backend/cpu/exp_f32.hpp: 0 below kExpLo and for NaN, clamped at kExpHi.
+__device__ __forceinline__ float exp_f32(float x) {
+  if (!(x >= kExpLo)) return 0.0f;
+  return exp_f32_core(x > kExpHi ? kExpHi : x);
+}
+
 // exp_f32 for x <= 0 (the fast path's exp arguments t = w/T - m/T), branch
-// free: below kLo (or NaN) the select at the end returns 0 and the value
-// computed on the way is discarded; no clamp at kHi. The same bits as
-// exp_f32 (exp_monotone_check_kernel compares them for every x <= 0); the
-// exp pass runs it per id, where the branch and the clamp cost 4
-// instructions an id. The streaming kernel keeps exp_f32: there the
-// branch-free form cost f32 B = 256 ~5%.
+// free: below kExpLo (or NaN) the select returns 0 and the value computed on
+// the way is discarded; no clamp at kExpHi. The same bits as exp_f32
+// (exp_monotone_check_kernel compares them for every x <= 0); the exp pass
+// runs it per id, where the branch and the clamp cost 4 instructions an id.
+// The streaming kernel keeps exp_f32: there the branch-free form cost f32
+// B = 256 ~5%.
 __device__ __forceinline__ float exp_f32_nonpos(float x) {
-  constexpr float kLo = -104.0f;
-  constexpr float kLog2e = 1.44269504088896341f;
-  constexpr float kC1 = 0.693359375f, kC2 = -2.12194440e-4f;
-  constexpr float kP0 = 1.9875691500e-4f, kP1 = 1.3981999507e-3f, kP2 = 8.3334519073e-3f;
-  constexpr float kP3 = 4.1665795894e-2f, kP4 = 1.6666665459e-1f, kP5 = 5.0000001201e-1f;
-  const bool live = x >= kLo;
-  const float fx = floorf(x * kLog2e + 0.5f);
-  float r = x - fx * kC1;
-  r = r - fx * kC2;
-  const float z = r * r;
-  float y = kP0;
-  y = y * r + kP1;
-  y = y * r + kP2;
-  y = y * r + kP3;
-  y = y * r + kP4;
-  y = y * r + kP5;
-  y = y * z + r;
-  y = y + 1.0f;
-  const auto n = static_cast<std::int32_t>(fx);
-  const std::int32_t n1 = n >> 1;
-  const std::int32_t n2 = n - n1;
-  const float s1 = __uint_as_float(static_cast<std::uint32_t>(n1 + 127) << 23);
-  const float s2 = __uint_as_float(static_cast<std::uint32_t>(n2 + 127) << 23);
-  return live ? (y * s1) * s2 : 0.0f;
+  const bool live = x >= kExpLo;
+  const float e = exp_f32_core(x);
+  return live ? e : 0.0f;
 }
 
 // exp(x) by the hardware's ex2.approx (about 2 ulp), for normalisers that

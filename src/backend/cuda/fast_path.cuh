@@ -17,10 +17,13 @@ namespace nextok::cuda::dev {
 // KFirst: the top_k_first order (top-k active): levels on t (ladder_rel),
 // counts only, no weights until the gather; the slice keeps the logits.
 // Otherwise the spec order: the slice is turned into the weights e.
+// one_row: the one-row kernel, whose rank 0 has initialised its gather
+// mbarrier (BlockStorage::gather_bar, kRowThreads arrivals) before the
+// row's first cluster barrier.
 template <bool KFirst, typename Out>
 __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab, int n_local,
                               int row, RngState* rng, const Out& out, bool st, float inv_t,
-                              float shift) {
+                              float shift, bool one_row) {
   float* s = c.sm->slice;
   const int tid = c.tid(), warp = tid >> 5;
   // Per-warp level counts and masses, [level][warp] with a row stride of 33
@@ -326,25 +329,69 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
     for (int l = 0; l <= level; ++l) q += static_cast<int>(rcnt[l * kRs + lane]);
   const int before = static_cast<int>(__reduce_add_sync(kFull, lane < c.rank ? q : 0));
   const int N = static_cast<int>(__reduce_add_sync(kFull, q));
-  std::uint32_t* ckey = c.cl.map_shared_rank(c.sm->local_cnt[0], 0);
-  std::int32_t* cid = reinterpret_cast<std::int32_t*>(c.cl.map_shared_rank(c.sm->local_cnt[1], 0));
   int pos = before + pre;
-  for (int j = 0; j < c.P && n > 0; ++j) {
-    if (candidate(x0 + j)) {
-      ckey[pos] = __float_as_uint(weight_of(x0 + j));
-      cid[pos] = static_cast<std::int32_t>(c.base + x0 + j);
-      ++pos;
-      --n;
+  if (one_row) {
+    // The other blocks st.async their candidates into rank 0, each 4-byte
+    // store counted on rank 0's mbarrier; rank 0 stores its own and every
+    // thread of it arrives there, then waits for the phase: no cluster
+    // barrier (whose release is a GPU-scope fence) before the ranking. The
+    // blocks then arrive at a cluster barrier (relaxed: their reads of other
+    // blocks' shared memory are done) and wait for it only at their end, so
+    // none exits before rank 0 has every candidate.
+    const std::uint32_t own = static_cast<std::uint32_t>(__shfl_sync(kFull, q, 0));
+    const std::uint32_t bar = cluster_addr(smem_addr(&c.bs->gather_bar), 0);
+    const std::uint32_t ckey = cluster_addr(smem_addr(c.sm->local_cnt[0]), 0);
+    const std::uint32_t cid = cluster_addr(smem_addr(c.sm->local_cnt[1]), 0);
+    for (int j = 0; j < c.P && n > 0; ++j) {
+      if (candidate(x0 + j)) {
+        const auto key = __float_as_uint(weight_of(x0 + j));
+        const auto id = static_cast<std::uint32_t>(c.base + x0 + j);
+        if (c.rank == 0) {
+          c.sm->local_cnt[0][pos] = key;
+          c.sm->local_cnt[1][pos] = id;
+        } else {
+          st_async(ckey + 4U * static_cast<std::uint32_t>(pos), key, bar);
+          st_async(cid + 4U * static_cast<std::uint32_t>(pos), id, bar);
+        }
+        ++pos;
+        --n;
+      }
     }
+    if (c.rank == 0) {
+      const std::uint32_t here = smem_addr(&c.bs->gather_bar);
+      if (tid == 0) {
+        mbar_arrive_expect(here, 8U * (static_cast<std::uint32_t>(N) - own));
+      } else {
+        mbar_arrive(here);
+      }
+      while (!mbar_try_wait(here, 0U)) {
+      }
+    }
+    cluster_arrive_relaxed();
+  } else {
+    std::uint32_t* ckey = c.cl.map_shared_rank(c.sm->local_cnt[0], 0);
+    std::int32_t* cid =
+        reinterpret_cast<std::int32_t*>(c.cl.map_shared_rank(c.sm->local_cnt[1], 0));
+    for (int j = 0; j < c.P && n > 0; ++j) {
+      if (candidate(x0 + j)) {
+        ckey[pos] = __float_as_uint(weight_of(x0 + j));
+        cid[pos] = static_cast<std::int32_t>(c.base + x0 + j);
+        ++pos;
+        --n;
+      }
+    }
+    c.cl.sync();
   }
-  c.cl.sync();
   stamp_at(st, 8);
   if (out.probs != nullptr) {
     float* pr = out.probs + row * vocab;
     for (int xi = tid; xi < n_local; xi += kRowThreads)
       if (!candidate(xi)) pr[c.base + xi] = 0.0f;
   }
-  if (c.rank != 0) return true;
+  if (c.rank != 0) {
+    if (one_row) cluster_wait();
+    return true;
+  }
 
   const Candidates cs{c.sm->local_cnt[0],
                       reinterpret_cast<const std::int32_t*>(c.sm->local_cnt[1]),
@@ -358,6 +405,7 @@ __device__ bool fast_pipeline(RowCtx& c, const RowParams& p, std::int64_t vocab,
                                  KFirst ? TailPaths{kPathKfirstFast, kPathKfirstWarpTail}
                                         : TailPaths{kPathFast, kPathWarpTail},
                                  st);
+  if (one_row) cluster_wait();
   return true;
 }
 

@@ -125,11 +125,14 @@ __device__ bool apply_penalties(RowCtx& c, const RowParams& p, const PipelineInp
   return c.block_or(bad) != 0;
 }
 
-// One row on this cluster. kKfirst: the batch has top_k_first rows.
-// Batches without them run the instance without that code (a smaller
-// kernel: ~0.7 us at B = 1).
+// One row on this cluster, with its params p. kKfirst: the batch has
+// top_k_first rows. Batches without them run the instance without that code
+// (a smaller kernel: ~0.7 us at B = 1). listed: a row of the listed kernel,
+// which builds the exp pass's level table here (the one-row kernel builds
+// it, and the fast path's gather mbarrier, before its grid_wait).
 template <bool kKfirst>
-__device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, int row) {
+__device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, int row,
+                                             const RowParams& p, bool listed) {
   BlockStorage& bs = *c.bs;
   const bool st = a.stamp;
   const unsigned long long t_start = st ? global_ns() : 0ULL;
@@ -139,10 +142,9 @@ __device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, i
   c.base = static_cast<std::int64_t>(c.rank) * a.slice_len;
   // Per row: the radix path of a listed row before may have used its space.
   // Read by the exp pass, after the barriers of the max.
-  ladder_lut_init(ladder_lut_of(c.sm));
+  if (listed) ladder_lut_init(ladder_lut_of(c.sm));
   const int n_local = local_count(a.vocab, c.base, a.slice_len);
   if (c.tid() == 0) bs.hist_buf = 0;
-  const RowParams p = row_params(a, row);
   if (!params_valid(p)) {  // every block of the cluster reads the same params
     fail_row_params(a, row, c.base, c.base + n_local, c.tid(), kRowThreads,
                     c.rank == 0 && c.tid() == 0);
@@ -218,11 +220,13 @@ __device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, i
   const bool k_first = kKfirst && top_k && p.filter_order == FilterOrder::kTopKFirst;
   bool done = false;
   if constexpr (kKfirst) {
-    done = k_first
-               ? fast_pipeline<true>(c, p, a.vocab, n_local, row, a.rng, a.out, st, inv_t, shift)
-               : fast_pipeline<false>(c, p, a.vocab, n_local, row, a.rng, a.out, st, inv_t, shift);
+    done = k_first ? fast_pipeline<true>(c, p, a.vocab, n_local, row, a.rng, a.out, st, inv_t,
+                                         shift, !listed)
+                   : fast_pipeline<false>(c, p, a.vocab, n_local, row, a.rng, a.out, st, inv_t,
+                                          shift, !listed);
   } else {
-    done = fast_pipeline<false>(c, p, a.vocab, n_local, row, a.rng, a.out, st, inv_t, shift);
+    done =
+        fast_pipeline<false>(c, p, a.vocab, n_local, row, a.rng, a.out, st, inv_t, shift, !listed);
   }
   if (done) {
     if (st && blockIdx.x == 0 && threadIdx.x == 0)
@@ -328,8 +332,8 @@ __device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, i
     last_id = max(last_id, q.i0);
   }
   RngState* g = a.rng + row;
-  const std::uint64_t old = g->state;
-  const float u = pcg_uniform(old);
+  const RngState gen = *g;
+  const float u = pcg_uniform(gen.state);
   const double target = static_cast<double>(u) * total;
   if (c.tid() == 0) bs.bcast_i[0] = INT32_MAX;
   __syncthreads();
@@ -359,7 +363,7 @@ __device__ __forceinline__ void pipeline_row(const PipelineArgs& a, RowCtx& c, i
   if (token < 0) token = last_id;  // float drift past the end
 
   if (c.rank == 0 && c.tid() == 0)
-    commit_draw(a.out, row, token, g, old, k_first ? kPathKfirstRadix : kPathRadix);
+    commit_draw(a.out, row, token, g, gen, k_first ? kPathKfirstRadix : kPathRadix);
   if (a.out.probs != nullptr) {
     float* pr = a.out.probs + row * a.vocab;
     for (int xi = c.tid(); xi < n_local; xi += kRowThreads)
@@ -383,16 +387,30 @@ __global__ void __launch_bounds__(kRowThreads, 1) pipeline_kernel(PipelineArgs a
   const unsigned me = blockIdx.x / static_cast<unsigned>(c.csize);
   // Launched as a programmatic dependent (launch_pipeline): the kernel
   // before it in the stream may still run; wait for it before any global
-  // access, then let the next launch start (it waits for this one).
+  // access, then let the next launch start (it waits for this one). What
+  // reads only kernel arguments and shared memory comes first, so that it
+  // overlaps the end of the kernel before (back-to-back calls): the row's
+  // params when they are inline (row_params selects among 16 rows), the
+  // exp pass's level table and rank 0's gather mbarrier (fast_pipeline; the
+  // max exchange's cluster barrier publishes it).
+  RowParams p{};
+  if constexpr (!kListed) {
+    if (a.params == nullptr) p = row_params(a, static_cast<int>(me));
+    ladder_lut_init(ladder_lut_of(c.sm));
+    if (c.rank == 0 && threadIdx.x == 0)
+      mbar_init(smem_addr(&bs.gather_bar), static_cast<std::uint32_t>(kRowThreads));
+  }
   grid_wait();
   grid_trigger();
   if constexpr (!kListed) {
-    pipeline_row<kKfirst>(a, c, static_cast<int>(me));
+    if (a.params != nullptr) p = a.params[me];
+    pipeline_row<kKfirst>(a, c, static_cast<int>(me), p, false);
   } else {
     const unsigned n = *static_cast<volatile unsigned*>(a.count);
     const unsigned stride = gridDim.x / static_cast<unsigned>(c.csize);
     for (unsigned i = me; i < n; i += stride) {
-      pipeline_row<kKfirst>(a, c, a.list[i]);
+      const int row = a.list[i];
+      pipeline_row<kKfirst>(a, c, row, row_params(a, row), true);
       c.cl.sync();
     }
     // Every block has read *count before it counts itself done: the last

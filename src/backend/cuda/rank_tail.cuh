@@ -95,6 +95,10 @@ __device__ __forceinline__ bool rank_filter_draw(RowCtx& c, const RowParams& p, 
                                                  TailPaths paths, bool st) {
   const auto [top_p, min_p, top_k] = active_filters(p, vocab);
   const int tid = c.tid(), warp = tid >> 5, N = cs.N;
+  // The row's generator, loaded before the ranking so that its global
+  // latency overlaps it (the tails need it last).
+  RngState* g = rng + row;
+  const RngState gen = *g;
   rank_candidates<kIdOrdered>(cs);
   const std::uint32_t* key = kIdOrdered ? cs.in_key : cs.key;
   const std::int32_t* ids = kIdOrdered ? cs.in_id : cs.ids;
@@ -106,7 +110,7 @@ __device__ __forceinline__ bool rank_filter_draw(RowCtx& c, const RowParams& p, 
     bool drawn = true;
     if (warp == 0)
       drawn = warp_tail(p, N, key, ids, ord_p, ord_k, flag, limit, limit_hi, top_p, min_p, top_k,
-                        KFirst, vocab, row, rng, out, paths.path, paths.warp_tail);
+                        KFirst, vocab, row, g, gen, out, paths.path, paths.warp_tail);
     stamp_at(st, 10);
     stamp_at(st, 11);
     // Only a bounded limit can leave the cut open (block-uniform).
@@ -169,9 +173,7 @@ __device__ __forceinline__ bool rank_filter_draw(RowCtx& c, const RowParams& p, 
   BlockScanD(c.bs->cub.sd).ExclusiveSum(va + vb, lo, S);
   __syncthreads();
   const int last = c.block_max_i(sb ? b : (sa ? a : -1));
-  RngState* g = rng + row;
-  const std::uint64_t old = g->state;
-  const float u = pcg_uniform(old);
+  const float u = pcg_uniform(gen.state);
   const double target = static_cast<double>(u) * S;
   if (tid == 0) c.bs->bcast_i[0] = INT32_MAX;
   __syncthreads();
@@ -185,7 +187,7 @@ __device__ __forceinline__ bool rank_filter_draw(RowCtx& c, const RowParams& p, 
   __syncthreads();
   const int pick = c.bs->bcast_i[0] != INT32_MAX ? c.bs->bcast_i[0] : last;
   if (tid == 0)  // -1: nothing survived, as below
-    commit_draw(out, row, pick >= 0 ? ids[pick] : -1, g, old, paths.path);
+    commit_draw(out, row, pick >= 0 ? ids[pick] : -1, g, gen, paths.path);
   stamp_at(st, 11);
   if (out.probs != nullptr) {
     float* pr = out.probs + row * vocab;

@@ -60,6 +60,9 @@ struct BlockStorage {
   std::int32_t bcast_i[2];
   int warp_i[32];  // block_exclusive_sum's warp totals
   int hist_buf;
+  // The one-row kernel's mbarrier in rank 0: the fast path's gather (every
+  // thread of rank 0 arrives; the other blocks' candidate bytes count).
+  unsigned long long gather_bar;
 };
 
 // The element view a pass works on: active or not, its 32-bit order key and,
@@ -87,6 +90,67 @@ __device__ __forceinline__ ArgMax warp_argmax(ArgMax am) {
   for (int o = 16; o > 0; o >>= 1)
     am = better(am, {__shfl_down_sync(kFull, am.value, o), __shfl_down_sync(kFull, am.index, o)});
   return am;
+}
+
+// Hopper cluster primitives by PTX (sm_90). An address in this block's
+// shared memory as the 32-bit shared::cta address, and the same place in
+// block `rank` of the cluster (shared::cluster).
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ std::uint32_t cluster_addr(std::uint32_t a, int rank) {
+  std::uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+// A 4-byte store into (another) block's shared memory whose bytes count on
+// that block's mbarrier `bar` (both shared::cluster addresses): no fence,
+// no cluster barrier; the receiver waits on its mbarrier.
+__device__ __forceinline__ void st_async(std::uint32_t addr, std::uint32_t v, std::uint32_t bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];"
+               :
+               : "r"(addr), "r"(v), "r"(bar)
+               : "memory");
+}
+// mbarrier (shared::cta address) with `count` arrivals a phase; the fence
+// makes the initialisation visible to the cluster at its next cluster
+// barrier.
+__device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// An arrival (release: this thread's shared-memory stores before it are
+// visible to whoever waits for the phase).
+__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
+  asm volatile("{\n .reg .b64 s;\n mbarrier.arrive.shared::cta.b64 s, [%0];\n}" ::"r"(bar)
+               : "memory");
+}
+// An arrival that also expects `bytes` of st_async stores in the phase.
+__device__ __forceinline__ void mbar_arrive_expect(std::uint32_t bar, std::uint32_t bytes) {
+  asm volatile(
+      "{\n .reg .b64 s;\n mbarrier.arrive.expect_tx.shared::cta.b64 s, [%0], %1;\n}" ::"r"(bar),
+      "r"(bytes)
+      : "memory");
+}
+// Whether the phase of parity `parity` has completed (acquire, cluster
+// scope: the st_async data is visible after it returns true).
+__device__ __forceinline__ bool mbar_try_wait(std::uint32_t bar, std::uint32_t parity) {
+  std::uint32_t ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], "
+      "%2;\n selp.u32 %0, 1, 0, p;\n}"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok != 0U;
+}
+// The two halves of a cluster barrier: arrive without ordering memory, and
+// wait (acquire). A thread waits before it arrives again or uses cg's sync.
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait;" ::: "memory");
 }
 
 // The block's argmax in lane 0 of warp 0: warp shuffles, one block

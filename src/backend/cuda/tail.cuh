@@ -24,15 +24,15 @@ __device__ __forceinline__ float pcg_uniform(std::uint64_t old) {
   return static_cast<float>(draw >> 8U) * 0x1p-24f;
 }
 
-// A sampled row's result: token, status, the row's PCG32 advanced past the
-// draw of state `old`, and the path counters.
+// A sampled row's result: token, status, the row's PCG32 g advanced past
+// the draw of its state `gen` (as loaded), and the path counters.
 template <typename Out>
 __device__ __forceinline__ void commit_draw(const Out& out, int row, std::int32_t token,
-                                            RngState* g, std::uint64_t old, int path,
+                                            RngState* g, const RngState& gen, int path,
                                             int subpath = -1) {
   out.tokens[row] = token;
   out.status[row] = 0;
-  g->state = old * Pcg32::kMultiplier + g->inc;
+  g->state = gen.state * Pcg32::kMultiplier + gen.inc;
   atomicAdd(&g_pipeline_paths[path], 1ULL);
   if (subpath >= 0) atomicAdd(&g_pipeline_paths[subpath], 1ULL);
 }
@@ -46,15 +46,16 @@ __device__ __forceinline__ void commit_draw(const Out& out, int row, std::int32_
 // The spec order's limit may be known only within [limit, limit_hi) (a
 // bound on the row's mass): where some candidate's mass before falls in
 // that range the cut is not decided, and it returns false before the draw
-// (nothing written, the generator not advanced). True once drawn.
+// (nothing written, the generator not advanced). True once drawn. g: the
+// row's generator, gen: its contents.
 constexpr int kWarpTailMax = 128;
 template <typename Out>
 __device__ bool warp_tail(const RowParams& p, int N, const std::uint32_t* key,
                           const std::int32_t* ids, const std::uint32_t* ord_p,
                           const std::uint32_t* ord_k, std::uint32_t* flag, double limit,
                           double limit_hi, bool top_p, bool min_p, bool top_k, bool k_first,
-                          std::int64_t vocab, int row, RngState* rng, const Out& out, int path,
-                          int warp_path) {
+                          std::int64_t vocab, int row, RngState* g, const RngState& gen,
+                          const Out& out, int path, int warp_path) {
   const int lane = static_cast<int>(threadIdx.x & 31);
   const int r0 = 4 * lane;
   auto excl = [&](auto mine) { return warp_inclusive_sum(mine) - mine; };
@@ -139,9 +140,7 @@ __device__ bool warp_tail(const RowParams& p, int N, const std::uint32_t* key,
   double lo = excl(tot);
   const double S = __shfl_sync(kFull, lo + tot, 31);
   last = __reduce_max_sync(kFull, static_cast<unsigned>(last + 1)) - 1;
-  RngState* g = rng + row;
-  const std::uint64_t old = g->state;
-  const double target = static_cast<double>(pcg_uniform(old)) * S;
+  const double target = static_cast<double>(pcg_uniform(gen.state)) * S;
   int hit = INT32_MAX;
 #pragma unroll
   for (int u = 0; u < 4; ++u) {
@@ -150,7 +149,7 @@ __device__ bool warp_tail(const RowParams& p, int N, const std::uint32_t* key,
   }
   hit = static_cast<int>(__reduce_min_sync(kFull, static_cast<unsigned>(hit)));
   const int pick = hit != INT32_MAX ? hit : last;
-  if (lane == 0) commit_draw(out, row, pick >= 0 ? ids[pick] : -1, g, old, path, warp_path);
+  if (lane == 0) commit_draw(out, row, pick >= 0 ? ids[pick] : -1, g, gen, path, warp_path);
   if (out.probs != nullptr) {
     float* pr = out.probs + row * vocab;
 #pragma unroll
