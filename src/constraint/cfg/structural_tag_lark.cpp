@@ -217,20 +217,22 @@ class Translator {
     } catch (const Error& e) {
       throw Error(e.code(), "structural_tag", at + ".pattern: " + e.what());
     }
+    // An escaped character stays escaped; a raw or escaped line break
+    // becomes \n or \r (the same character to the regex, and the Lark
+    // literal stays on one line).
     std::string body = "/(?as)";
     for (size_t k = 0; k < p.size(); ++k) {
-      const char c = p[k];
-      if (c == '\\' && k + 1 < p.size() && p[k + 1] != '\n' && p[k + 1] != '\r') {
-        body += c;
-        body += p[++k];
-      } else if (c == '/') {
-        body += "\\/";
-      } else if (c == '\n') {
+      const bool escaped = p[k] == '\\' && k + 1 < p.size();
+      const char c = escaped ? p[++k] : p[k];
+      if (c == '\n') {
         body += "\\n";
       } else if (c == '\r') {
         body += "\\r";
-      } else {
+      } else if (escaped) {
+        body += '\\';
         body += c;
+      } else {
+        body += c == '/' ? "\\/" : std::string(1, c);
       }
     }
     return rule(body + "/");
