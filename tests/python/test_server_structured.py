@@ -254,7 +254,7 @@ def test_stream_reassembles_to_the_same_text(client: Any, name: str) -> None:
                     "structural_tag": json.dumps(
                         {
                             "type": "structural_tag",
-                            "format": {"type": "grammar", "grammar": 'root ::= "a"'},
+                            "format": {"type": "token", "token": 5},
                         }
                     )
                 }

@@ -1,8 +1,10 @@
 """Grammar.structural_tag against XGrammar itself, the engine whose JSON
-format it reads: random structural tags (const strings, JSON schemas, regexes, free
-text with excludes, sequences, alternatives, optional / plus / star /
-repeat, tags with one or several ends, triggered tags and tags with a
-separator under every at_least_one / stop_after_first setting, nested), and
+format it reads: random structural tags (const strings, JSON schemas in
+JSON or an XML parameter style, with any_order or a whitespace bound,
+regexes, GBNF grammars, free text with excludes, sequences, alternatives,
+optional / plus / star / repeat, tags with one or several ends, triggered
+tags and tags with a separator under every at_least_one /
+stop_after_first setting, dispatch with or without loop, nested), and
 the older {"structures", "triggers"} shape. Each is compiled by both over
 one vocabulary of single characters; strings drawn from the format by this
 file's own sampler, and small edits of them, must be accepted by nextok
@@ -41,6 +43,34 @@ SCHEMAS: list[tuple[dict, list[Any]]] = [
         [{"a": 1}, {"a": 10, "b": "xy"}, {"a": 0, "b": ""}],
     ),
     ({"type": "array", "items": {"type": "integer"}, "maxItems": 2}, [[], [1], [1, 22]]),
+    (
+        {
+            "type": "object",
+            "properties": {
+                "s": {"type": "string"},
+                "o": {"type": "array", "items": {"type": "integer"}},
+            },
+            "required": ["s"],
+            "additionalProperties": False,
+        },
+        [{"s": "ab"}, {"s": "a b", "o": [1]}, {"s": ""}],
+    ),
+]
+# XGrammar's XML parameter styles: (before the name, after it, before the
+# value, after it). A value is raw at the top (a string as its characters),
+# JSON inside.
+STYLES = {
+    "qwen_xml": ("<parameter=", ">", "", "</parameter>"),
+    "minimax_xml": ('<parameter name="', '">', "", "</parameter>"),
+    "glm_xml": ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
+}
+DISPATCH = ["<f=", "<g"]
+# GBNF grammars (the `grammar` format) with strings each derives.
+GRAMMARS: list[tuple[str, list[str]]] = [
+    ('root ::= "yes" | "no"', ["yes", "no"]),
+    ('root ::= [a-b]+ ("," [a-b]+)*', ["a", "ab,b"]),
+    ('root ::= x x\nx ::= "0" | "1" x', ["00", "010", "1100"]),
+    ("root ::= [^<>]{0,3}", ["", "é", "a b"]),
 ]
 
 # Patterns (XGrammar's reading: \d \w \s ASCII, '.' any character, a
@@ -62,8 +92,9 @@ REGEXES: list[tuple[str, list[str]]] = [
 # The vocabulary: one token per character that any tag, word, instance or
 # edit can hold, then EOS.
 CHARS = sorted(
-    set("".join(TRIGGERS + BEGINS + ENDS + WORDS) + 'abxy 0é,:{}[]"-\n_/')
-    | {c for _, ms in REGEXES for m in ms for c in m}
+    set("".join(TRIGGERS + BEGINS + ENDS + WORDS + DISPATCH) + 'abxy 0é,:{}[]"-\n_/')
+    | {c for parts in STYLES.values() for p in parts for c in p}
+    | {c for _, ms in REGEXES + GRAMMARS for m in ms for c in m}
     | {c for _, insts in SCHEMAS for i in insts for c in json.dumps(i, ensure_ascii=False)}
 )
 EOS = len(CHARS)
@@ -88,7 +119,7 @@ class Gen:
         depend on where one text ends and a trigger or the tag's end falls
         (docs/constraint-engine.md); nextok reads the concatenation."""
         r = self.rng
-        leaves = ["const_string", "json_schema", "json_schema", "regex"]
+        leaves = ["const_string", "json_schema", "json_schema", "regex", "grammar"]
         if in_tag:
             leaves.append("any_text")
         kinds = (
@@ -105,17 +136,38 @@ class Gen:
                 "tag",
                 "triggered_tags",
                 "tags_with_separator",
+                "dispatch",
             ]
         )
         if not alone:
-            kinds = [k for k in kinds if k != "triggered_tags"]
+            kinds = [k for k in kinds if k not in ("triggered_tags", "dispatch")]
         k = r.choice(kinds)
         if k == "const_string":
             return {"type": k, "value": r.choice(WORDS[:-1])}
         if k == "json_schema":
-            return {"type": k, "json_schema": r.choice(SCHEMAS)[0]}
+            f = {"type": k, "json_schema": r.choice(SCHEMAS)[0]}
+            x = r.random()
+            if x < 0.3:
+                f["style"] = r.choice(sorted(STYLES))
+            elif x < 0.4:
+                f["any_order"] = True
+            elif x < 0.5:
+                f["max_whitespace_cnt"] = r.randint(1, 2)
+            return f
+        if k == "dispatch":
+            rules = [
+                [p, self.fmt(depth - 1, alone=False)] for p in r.sample(DISPATCH, r.randint(1, 2))
+            ]
+            f = {"type": k, "rules": rules}
+            if r.random() < 0.4:
+                f["loop"] = r.random() < 0.5
+            if r.random() < 0.2:
+                f["excludes"] = ["xy"]
+            return f
         if k == "regex":
             return {"type": k, "pattern": r.choice(REGEXES)[0]}
+        if k == "grammar":
+            return {"type": k, "grammar": r.choice(GRAMMARS)[0]}
         if k == "any_text":
             f: dict = {"type": k}
             if r.random() < 0.3:
@@ -179,10 +231,24 @@ class Sampler:
         if k == "const_string":
             return f["value"]
         if k == "json_schema":
-            inst = next(i for s, i in SCHEMAS if s == f["json_schema"])
-            return json.dumps(r.choice(inst), separators=(",", ":"), ensure_ascii=False)
+            inst = r.choice(next(i for s, i in SCHEMAS if s == f["json_schema"]))
+            if "style" in f:
+                return self.xml(inst, STYLES[f["style"]])
+            if f.get("any_order") and isinstance(inst, dict):
+                inst = dict(r.sample(sorted(inst.items()), len(inst)))
+            return json.dumps(inst, separators=(",", ":"), ensure_ascii=False)
+        if k == "dispatch":
+            banned = [p for p, _ in f["rules"]] + f.get("excludes", [])
+            loop = f.get("loop", True)
+            out = self.text(banned)
+            for _ in range(r.randint(0, 2 if loop else 1)):
+                p, c = r.choice(f["rules"])
+                out += p + self.sample(c) + (self.text(banned) if loop else "")
+            return out
         if k == "regex":
             return r.choice(next(m for p, m in REGEXES if p == f["pattern"]))
+        if k == "grammar":
+            return r.choice(next(m for g, m in GRAMMARS if g == f["grammar"]))
         if k == "any_text":
             return self.text(f.get("excludes", []))
         if k == "sequence":
@@ -206,6 +272,23 @@ class Sampler:
         for t in tags:
             out += t + ("" if f["stop_after_first"] else self.text(banned))
         return out
+
+    def xml(self, inst: Any, style: tuple[str, str, str, str]) -> str:
+        """The XML style's text: an object's properties as parameters, the
+        values raw (strings unquoted), whitespace drawn around them."""
+
+        def raw(v: Any) -> str:
+            return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+
+        if not isinstance(inst, dict):
+            return raw(inst)
+        ws = lambda: self.rng.choice(["", "", "\n", " "])
+        before, after, value_open, close = style
+        out = ""
+        for k, v in inst.items():
+            opened = ws() + value_open if value_open else ""
+            out += ws() + before + k + after + opened + ws() + raw(v) + ws() + close
+        return out + ws()
 
 
 def edits(s: str, rng: random.Random) -> list[str]:
@@ -330,7 +413,8 @@ def test_random_structural_tags_match_xgrammar(engines: Any) -> None:
     [
         ({"type": "regex"}, nextok.NextokError, "format: needs 'pattern'"),
         ({"type": "regex", "pattern": "a("}, nextok.NextokError, "format.pattern"),
-        ({"type": "grammar", "grammar": 'root ::= "a"'}, nextok.NextokError, "format"),
+        ({"type": "grammar", "grammar": 'root ::= "a'}, nextok.NextokError, "format.grammar: 1:"),
+        ({"type": "any_tokens"}, nextok.NextokError, "format"),
         (
             {"type": "tag", "begin": "<a>", "content": {"type": "const_string", "value": "x"}},
             nextok.NextokError,
@@ -353,7 +437,7 @@ def test_random_structural_tags_match_xgrammar(engines: Any) -> None:
             "no trigger is a prefix",
         ),
         (
-            {"type": "json_schema", "json_schema": {"type": "integer"}, "style": "qwen_xml"},
+            {"type": "json_schema", "json_schema": {"type": "integer"}, "style": "deepseek_xml"},
             nextok.NextokError,
             "style",
         ),

@@ -188,4 +188,27 @@ void CfgBuilder::bytes(std::string_view text, std::vector<Symbol>& seq, size_t a
   grew(text.size(), at);
 }
 
+Symbol CfgBuilder::import(const Cfg& sub, size_t at) {
+  std::vector<uint32_t> ids(sub.names.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = fresh(sub.names[i], at);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    std::vector<std::vector<Symbol>> alts = sub.rules[i];
+    size_t symbols = 0;
+    for (auto& alt : alts) {
+      for (Symbol& s : alt) {
+        s = is_terminal(s) ? g_.terminal(sub.terminals[terminal_id(s)])
+                           : static_cast<Symbol>(ids[static_cast<size_t>(s)]);
+      }
+      symbols += alt.size() + 1;
+    }
+    grew(symbols, at);
+    define(ids[i], std::move(alts));
+  }
+  std::vector<uint32_t>& special = g_.special_tokens;
+  special.insert(special.end(), sub.special_tokens.begin(), sub.special_tokens.end());
+  std::sort(special.begin(), special.end());
+  special.erase(std::unique(special.begin(), special.end()), special.end());
+  return static_cast<Symbol>(ids[sub.root]);
+}
+
 }  // namespace nextok::constraint::cfg

@@ -57,6 +57,9 @@ class CfgBuilder {
   // The bytes of `text`, one terminal each, appended to seq.
   void bytes(std::string_view text, std::vector<Symbol>& seq, size_t at);
 
+  // Another grammar's rules, renamed into this one; returns its root.
+  Symbol import(const Cfg& sub, size_t at);
+
   Cfg& cfg() { return g_; }
   const ConstraintLimits& limits() const { return limits_; }
   Cfg take() { return std::move(g_); }

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "constraint/cfg/cfg.hpp"
+#include "constraint/cfg/cfg_builder.hpp"
 #include "nextok/json_schema.hpp"
 #include "nextok/vocab.hpp"
 
@@ -16,6 +17,12 @@ namespace nextok::constraint::cfg {
 // references (<[id]>, <text>, !<...>) need `vocab`.
 Cfg parse_gbnf(std::string_view text, const ConstraintLimits& limits,
                const Vocabulary* vocab = nullptr);
+
+// %gbnf {"grammar": "root ::= ...", "name": ...} in a Lark grammar
+// (nextok's own directive; structural tags' `grammar` format): the GBNF
+// grammar's rules added to b, its root returned. Errors name the optional
+// "name" (else line:column of the Lark text), then the GBNF text's place.
+Symbol embed_gbnf(CfgBuilder& b, std::string_view object_json, size_t at, const Vocabulary* vocab);
 
 // Appends to `g` a nonterminal deriving exactly the UTF-8 encodings of the
 // code points in `set` (sorted disjoint inclusive ranges).

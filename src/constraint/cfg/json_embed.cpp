@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "constraint/cfg/automaton_rules.hpp"
+#include "constraint/cfg/raw_text_automaton.hpp"
 #include "constraint/schema/schema_compiler.hpp"
 #include "nextok/error.hpp"
 #include "util/json_depth.hpp"
@@ -46,10 +48,28 @@ struct NameOrder {
   }
 };
 
+// How an XML-style format writes a parameter (XGrammar's styles):
+// before + name + after, then value_open (after whitespace), the value, close.
+struct XmlStyle {
+  std::string_view before, after, value_open, close;
+};
+
+std::optional<XmlStyle> xml_style(std::string_view name) {
+  if (name == "qwen_xml") return XmlStyle{"<parameter=", ">", "", "</parameter>"};
+  if (name == "minimax_xml") return XmlStyle{"<parameter name=\"", "\">", "", "</parameter>"};
+  if (name == "glm_xml") return XmlStyle{"<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"};
+  return std::nullopt;
+}
+
+struct EmbedOptions {
+  std::optional<XmlStyle> xml;  // none: JSON
+  bool any_order = false;
+};
+
 class Embed {
  public:
-  Embed(CfgBuilder& b, const Grammar& g, NameOrder order, size_t at)
-      : b_(b), g_(g), order_(std::move(order)), at_(at) {
+  Embed(CfgBuilder& b, const Grammar& g, NameOrder order, size_t at, EmbedOptions opts)
+      : b_(b), g_(g), order_(std::move(order)), at_(at), opts_(opts) {
     ws_ = b_.fresh("json_ws", at_);
     std::vector<Symbol> seq;
     if (g_.max_whitespace > 0) {
@@ -88,35 +108,31 @@ class Embed {
     return static_cast<Symbol>(nt);
   }
 
- private:
-  [[noreturn]] void unsupported(const std::string& what) const {
-    throw Error(ErrorCode::kUnsupported, "grammar",
-                b_.where(at_) + ": %json: " + what + " cannot be written as grammar rules");
-  }
-
-  std::vector<Symbol> text(std::string_view t) {
-    std::vector<Symbol> seq;
-    b_.bytes(t, seq, at_);
-    return seq;
-  }
-  void append(std::vector<Symbol>& seq, std::initializer_list<Symbol> more) {
-    seq.insert(seq.end(), more);
-  }
-  Symbol lit(std::string_view t) {
-    std::vector<Symbol> seq = text(t);
-    return seq.size() == 1 ? seq[0] : b_.as_symbol(seq, 0, "json_text", at_);
-  }
-
-  std::optional<Symbol> leaf(const GrammarNode& n) {
-    if (!n.value_ids.empty()) unsupported("uniqueItems");
-    const Dfa& d = *g_.dfas[n.dfa];
-    const auto key = std::tuple(n.dfa, n.counts_chars ? n.min_chars : 0u,
-                                n.counts_chars ? n.max_chars : kUnbounded);
-    if (const auto it = leaves_.find(key); it != leaves_.end()) return it->second;
-    const std::optional<Symbol> s = accepted(
-        b_, n.counts_chars ? counted(d, n.min_chars, n.max_chars) : Automaton::of(d), at_, nullptr);
-    leaves_.emplace(key, s);
-    return s;
+  // XML styles: at the top (the schema itself, through anyOf) an object's
+  // properties are parameters; in a parameter's value (and at the top) a
+  // scalar is raw text; objects and arrays in a value are JSON.
+  Symbol xml_node(uint32_t i, bool top) {
+    const auto key = std::pair(i, top);
+    if (const auto it = xml_nodes_.find(key); it != xml_nodes_.end()) return it->second;
+    const GrammarNode& n = g_.nodes[i];
+    if (n.kind == NodeKind::kArray || (n.kind == NodeKind::kObject && !top)) {
+      const Symbol s = node(i);
+      xml_nodes_.emplace(key, s);
+      return s;
+    }
+    const uint32_t nt = b_.fresh("xml", at_);
+    xml_nodes_.emplace(key, static_cast<Symbol>(nt));
+    Alts alts;
+    if (n.kind == NodeKind::kLeaf) {
+      if (auto s = leaf_as(n, true)) alts.push_back({*s});
+    } else if (n.kind == NodeKind::kAnyOf) {
+      for (uint32_t o : n.options) alts.push_back({xml_node(o, top)});
+    } else if (n.kind == NodeKind::kObject) {
+      alts = object(n, true);
+    }
+    b_.grew(alts.size() + 1, at_);
+    b_.define(nt, std::move(alts));
+    return static_cast<Symbol>(nt);
   }
 
   // A string leaf's DFA (quotes included) with its decoded length counted:
@@ -205,9 +221,66 @@ class Embed {
     return a;
   }
 
-  // "{" ws members "}": the declared properties in the schema's order,
-  // required ones present, then other keys (additionalProperties).
-  Alts object(const GrammarNode& n) {
+ private:
+  [[noreturn]] void unsupported(const std::string& what) const {
+    throw Error(ErrorCode::kUnsupported, "grammar",
+                b_.where(at_) + ": %json: " + what + " cannot be written as grammar rules");
+  }
+
+  std::vector<Symbol> text(std::string_view t) {
+    std::vector<Symbol> seq;
+    b_.bytes(t, seq, at_);
+    return seq;
+  }
+  void append(std::vector<Symbol>& seq, std::initializer_list<Symbol> more) {
+    seq.insert(seq.end(), more);
+  }
+  Symbol lit(std::string_view t) {
+    std::vector<Symbol> seq = text(t);
+    return seq.size() == 1 ? seq[0] : b_.as_symbol(seq, 0, "json_text", at_);
+  }
+
+  std::optional<Symbol> leaf(const GrammarNode& n) { return leaf_as(n, false); }
+
+  // A leaf's values as JSON text, or (raw) as an XML-style parameter
+  // writes them.
+  std::optional<Symbol> leaf_as(const GrammarNode& n, bool raw) {
+    if (!n.value_ids.empty()) unsupported("uniqueItems");
+    const Dfa& d = *g_.dfas[n.dfa];
+    const auto key = std::tuple(n.dfa, n.counts_chars ? n.min_chars : 0u,
+                                n.counts_chars ? n.max_chars : kUnbounded, raw);
+    if (const auto it = leaves_.find(key); it != leaves_.end()) return it->second;
+    Automaton a = n.counts_chars ? counted(d, n.min_chars, n.max_chars) : Automaton::of(d);
+    if (raw) {
+      a = raw_values(a, opts_.xml->close, b_.limits().max_dfa_states);
+      if (a.states == 0) unsupported("a raw value whose automaton passes max_dfa_states");
+    }
+    const std::optional<Symbol> s = accepted(b_, a, at_, nullptr);
+    leaves_.emplace(key, s);
+    return s;
+  }
+
+  // One member: JSON `"key": value` (after a comma unless first), or an
+  // XML-style parameter (whitespace before it).
+  std::vector<Symbol> member(Symbol key, Symbol value, bool first, bool xml) {
+    const auto ws = static_cast<Symbol>(ws_);
+    std::vector<Symbol> m;
+    if (!xml) {
+      if (!first) append(m, {ws, lit(","), ws});
+      append(m, {key, ws, lit(":"), ws, value});
+      return m;
+    }
+    const XmlStyle& x = *opts_.xml;
+    append(m, {ws, lit(x.before), key, lit(x.after)});
+    if (!x.value_open.empty()) append(m, {ws, lit(x.value_open)});
+    append(m, {ws, value, ws, lit(x.close)});
+    return m;
+  }
+
+  // "{" ws members "}" (XML: the parameters, then whitespace): the declared
+  // properties in the schema's order, required ones present, then other
+  // keys (additionalProperties); with any_order, any entries in any order.
+  Alts object(const GrammarNode& n, bool xml = false) {
     if (!n.pattern_props.empty()) unsupported("patternProperties");
     if (!n.dependent.empty()) unsupported("dependentRequired");
     if (!n.forbidden.empty() || !n.some_key.empty() || !n.key_claims.empty())
@@ -220,13 +293,12 @@ class Embed {
     std::vector<uint8_t> required(n.props.size(), 0);
     for (uint32_t r : n.required) required[r] = 1;
     const auto nreq = static_cast<uint32_t>(n.required.size());
-    if (n.min_props > nreq) unsupported("minProperties above the required count");
-    if (n.max_props != kUnbounded && (n.additional != kNoNode || n.max_props < n.props.size()))
-      unsupported("maxProperties");
-
-    const Symbol colon = lit(":"), comma = lit(","), ws = static_cast<Symbol>(ws_);
+    const auto value_of = [&](uint32_t v) { return xml ? xml_node(v, false) : node(v); };
+    const auto key_of = [&](const std::string& name) {
+      return lit(xml ? name : nlohmann::json(name).dump());
+    };
     // Other keys: what the key automaton labels as no declared property.
-    std::optional<Symbol> other_first, other_rest;
+    std::optional<Symbol> other_key, other_value;
     if (n.additional != kNoNode) {
       const Dfa& keys = *g_.dfas[n.key_dfa];
       Automaton a = Automaton::of(keys);
@@ -240,17 +312,32 @@ class Embed {
         });
         a.accepting[q] = !declared && other;
       }
-      if (const auto key = accepted(b_, a, at_, nullptr)) {
-        const Symbol value = node(n.additional);
-        // member ("," member)* as "rest": ("," member)*
-        std::vector<Symbol> rest{ws, comma, ws, *key, ws, colon, ws, value};
-        b_.repeat(rest, 0, 0, -1, at_, "json_members");
-        rest.push_back(ws);
-        const Symbol r = b_.as_symbol(rest, 0, "json_members", at_);
-        std::vector<Symbol> first{*key, ws, colon, ws, value, r};
-        other_first = b_.as_symbol(first, 0, "json_members", at_);
-        other_rest = r;
-      }
+      if (xml) a = xml_names(a);
+      if ((other_key = accepted(b_, a, at_, nullptr))) other_value = value_of(n.additional);
+    }
+    const Symbol open = lit(xml ? "" : "{"), close = lit(xml ? "" : "}");
+    const auto ws = static_cast<Symbol>(ws_);
+    const auto wrap = [&](Symbol members) -> Alts {
+      if (xml) return {{members, ws}};
+      return {{open, ws, members, close}};
+    };
+    if (opts_.any_order)
+      return wrap(any_order(n, order, other_key, other_value, key_of, value_of, xml));
+    if (n.min_props > nreq) unsupported("minProperties above the required count");
+    if (n.max_props != kUnbounded && (n.additional != kNoNode || n.max_props < n.props.size()))
+      unsupported("maxProperties");
+
+    // Other keys after the declared ones: a first member, then the rest.
+    std::optional<Symbol> other_first, other_rest;
+    if (other_key) {
+      std::vector<Symbol> rest = member(*other_key, *other_value, false, xml);
+      b_.repeat(rest, 0, 0, -1, at_, "json_members");
+      if (!xml) rest.push_back(ws);
+      const Symbol r = b_.as_symbol(rest, 0, "json_members", at_);
+      std::vector<Symbol> first = member(*other_key, *other_value, true, xml);
+      first.push_back(r);
+      other_first = b_.as_symbol(first, 0, "json_members", at_);
+      other_rest = r;
     }
     // F_i: nothing written yet; R_i: something written (next needs a comma).
     const size_t m = order.size();
@@ -263,15 +350,16 @@ class Embed {
       Alts fa, ra;
       if (i == m) {
         fa.push_back({});
-        ra.push_back({ws});
+        ra.push_back(xml ? std::vector<Symbol>{} : std::vector<Symbol>{ws});
         if (other_first) fa.push_back({*other_first});
         if (other_rest) ra.push_back({*other_rest});
       } else {
         const ObjectProperty& p = n.props[order[i]];
-        const Symbol key = lit(nlohmann::json(p.name).dump());
-        const Symbol value = node(p.node);
-        fa.push_back({key, ws, colon, ws, value, static_cast<Symbol>(r[i + 1])});
-        ra.push_back({ws, comma, ws, key, ws, colon, ws, value, static_cast<Symbol>(r[i + 1])});
+        const Symbol key = key_of(p.name), value = value_of(p.node);
+        fa.push_back(member(key, value, true, xml));
+        fa.back().push_back(static_cast<Symbol>(r[i + 1]));
+        ra.push_back(member(key, value, false, xml));
+        ra.back().push_back(static_cast<Symbol>(r[i + 1]));
         if (!required[order[i]]) {
           fa.push_back({static_cast<Symbol>(f[i + 1])});
           ra.push_back({static_cast<Symbol>(r[i + 1])});
@@ -281,7 +369,46 @@ class Embed {
       b_.define(f[i], std::move(fa));
       b_.define(r[i], std::move(ra));
     }
-    return {{lit("{"), ws, static_cast<Symbol>(f[0]), lit("}")}};
+    return wrap(static_cast<Symbol>(f[0]));
+  }
+
+  // XGrammar's any_order: entries of any permitted key (declared or
+  // other), in any order, repeats allowed; only their count is bounded, by
+  // max(minProperties, required count) and maxProperties.
+  template <class KeyOf, class ValueOf>
+  Symbol any_order(const GrammarNode& n, const std::vector<uint32_t>& order,
+                   std::optional<Symbol> other_key, std::optional<Symbol> other_value,
+                   const KeyOf& key_of, const ValueOf& value_of, bool xml) {
+    Alts first, next;
+    for (uint32_t k : order) {
+      const Symbol key = key_of(n.props[k].name), value = value_of(n.props[k].node);
+      first.push_back(member(key, value, true, xml));
+      next.push_back(member(key, value, false, xml));
+    }
+    if (other_key) {
+      first.push_back(member(*other_key, *other_value, true, xml));
+      next.push_back(member(*other_key, *other_value, false, xml));
+    }
+    const uint32_t lo = std::max(n.min_props, static_cast<uint32_t>(n.required.size()));
+    const uint32_t hi = n.max_props;
+    const uint32_t out = b_.fresh("json_object", at_);
+    Alts alts;
+    if (lo == 0) alts.push_back({});
+    if (hi != 0 && (hi == kUnbounded || hi >= lo)) {
+      if (lo > kMaxRepetition || (hi != kUnbounded && hi > kMaxRepetition))
+        unsupported("a property count above 2000");
+      const uint32_t f = b_.fresh("json_entry", at_), x = b_.fresh("json_entry", at_);
+      b_.grew(first.size() + next.size() + 4, at_);
+      b_.define(f, std::move(first));
+      b_.define(x, std::move(next));
+      std::vector<Symbol> seq{static_cast<Symbol>(f), static_cast<Symbol>(x)};
+      b_.repeat(seq, 1, lo == 0 ? 0 : lo - 1, hi == kUnbounded ? -1 : static_cast<long>(hi) - 1,
+                at_, "json_entries");
+      if (!xml) seq.push_back(static_cast<Symbol>(ws_));
+      alts.push_back(std::move(seq));
+    }
+    b_.define(out, std::move(alts));
+    return static_cast<Symbol>(out);
   }
 
   // "[" ws items "]": the prefix items in place, then items up to the bounds.
@@ -335,8 +462,10 @@ class Embed {
   NameOrder order_;
   size_t at_;
   uint32_t ws_ = 0;
+  EmbedOptions opts_;
   std::unordered_map<uint32_t, Symbol> nodes_;
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::optional<Symbol>> leaves_;
+  std::map<std::pair<uint32_t, bool>, Symbol> xml_nodes_;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool>, std::optional<Symbol>> leaves_;
 };
 
 }  // namespace
@@ -356,6 +485,7 @@ Symbol embed_json_schema(CfgBuilder& b, std::string_view schema, size_t at) {
     b.fail(at, std::string("%json: the schema is not valid JSON: ") + e.what());
   }
   auto so = SchemaCompileOptions::limited_by(b.limits());
+  EmbedOptions opts;
   if (ordered.is_object()) {
     if (const auto x = ordered.find("x-guidance"); x != ordered.end()) {
       if (!x->is_object()) b.fail(at, "%json: x-guidance must be an object");
@@ -371,6 +501,29 @@ Symbol embed_json_schema(CfgBuilder& b, std::string_view schema, size_t at) {
       }
       ordered.erase("x-guidance");
     }
+    if (const auto x = ordered.find("x-nextok"); x != ordered.end()) {
+      if (!x->is_object()) b.fail(at, "%json: x-nextok must be an object");
+      for (const auto& [k, v] : x->items()) {
+        if (k == "style" && v.is_string()) {
+          const std::string style = v.get<std::string>();
+          opts.xml = xml_style(style);
+          if (!opts.xml && style != "json")
+            throw Error(ErrorCode::kUnsupported, "grammar",
+                        b.where(at) + ": %json: the style '" + style +
+                            "' is not supported (json, qwen_xml, minimax_xml, glm_xml)");
+        } else if (k == "max_whitespace" && v.is_number_integer() && v.get<long long>() >= 0 &&
+                   v.get<long long>() <= 255) {
+          so.max_whitespace = static_cast<uint8_t>(v.get<long long>());
+        } else if (k == "any_order" && v.is_boolean()) {
+          opts.any_order = v.get<bool>();
+        } else {
+          throw Error(ErrorCode::kUnsupported, "grammar",
+                      b.where(at) + ": %json: the x-nextok option '" + k + "' (" + v.dump() +
+                          ") is not supported");
+        }
+      }
+      ordered.erase("x-nextok");
+    }
   }
   NameOrder order;
   order.walk(ordered, false);
@@ -383,7 +536,8 @@ Symbol embed_json_schema(CfgBuilder& b, std::string_view schema, size_t at) {
                 b.where(at) + ": %json (at " + std::string(e.param()) + "): " + e.what());
   }
   if (g.root == kNoNode) b.fail(at, "%json: the schema accepts no value");
-  return Embed(b, g, std::move(order), at).node(g.root);
+  Embed e(b, g, std::move(order), at, opts);
+  return opts.xml ? e.xml_node(g.root, true) : e.node(g.root);
 }
 
 }  // namespace nextok::constraint::cfg

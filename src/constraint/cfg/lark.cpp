@@ -8,6 +8,7 @@
 
 #include "constraint/cfg/automaton_rules.hpp"
 #include "constraint/cfg/cfg_builder.hpp"
+#include "constraint/cfg/gbnf.hpp"
 #include "constraint/cfg/json_embed.hpp"
 #include "constraint/cfg/lark_dialect.hpp"
 #include "constraint/cfg/lark_syntax.hpp"
@@ -297,6 +298,8 @@ class Compiler {
       }
       case Expr::Kind::kJson:
         b_.fail(e.at, "%json is a rule: a terminal (or %ignore) cannot use it");
+      case Expr::Kind::kGbnf:
+        b_.fail(e.at, "%gbnf is a rule: a terminal (or %ignore) cannot use it");
       case Expr::Kind::kAnd:
       case Expr::Kind::kNot:
         b_.fail(e.at, "a terminal built with & or ~ cannot be part of another terminal or %ignore");
@@ -467,6 +470,10 @@ class Compiler {
         seq.push_back(done->second);
         return;
       }
+      case Expr::Kind::kGbnf:
+        if (scope.terminal) b_.fail(e.at, "%gbnf is a rule: a terminal cannot use it");
+        seq.push_back(embed_gbnf(b_, e.text, e.at, vocab_));
+        return;
     }
   }
 

@@ -374,6 +374,14 @@ class Syntax : Reader {
       j.text = json_object(start, "%json");
       return j;
     }
+    if (c == '%' && src_.substr(pos_, 5) == "%gbnf" && !name_char(at(pos_ + 5))) {
+      pos_ += 5;
+      space(true);
+      Expr g{Expr::Kind::kGbnf};
+      g.at = start;
+      g.text = json_object(start, "%gbnf");
+      return g;
+    }
     if (c == '%' && src_.substr(pos_, 6) == "%regex" && !name_char(at(pos_ + 6))) {
       pos_ += 6;
       space(true);

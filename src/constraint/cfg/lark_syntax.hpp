@@ -27,6 +27,7 @@ struct Expr {
     kName,
     kRepeat,
     kJson,
+    kGbnf,
     kAnd,
     kNot,
     kSpecial,
@@ -36,7 +37,7 @@ struct Expr {
   explicit Expr(Kind k) : kind(k) {}
   Kind kind = Kind::kSeq;
   std::vector<Expr> kids;
-  std::string text;  // literal bytes, regex pattern, name, %json schema
+  std::string text;  // literal bytes, regex pattern, name, %json schema, %gbnf object
   bool icase = false, dotall = false;
   uint32_t lo = 0, hi = 0;  // kRange
   long min = 0, max = 0;    // kRepeat; max < 0 = unbounded

@@ -1,6 +1,8 @@
 #include "constraint/cfg/structural_tag_lark.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -152,8 +154,13 @@ class Translator {
     const std::string type = string_at(need(f, "type", at), at + ".type");
     if (type == "const_string")
       return rule(literal(string_at(need(f, "value", at), at + ".value")));
-    if (type == "json_schema") return json_schema(f, at);
+    if (type == "json_schema") return json_schema(f, at, nullptr);
+    if (type == "qwen_xml_parameter") return json_schema(f, at, "qwen_xml");
     if (type == "regex") return regex(f, at);
+    if (type == "grammar") {
+      const std::string g = string_at(need(f, "grammar", at), at + ".grammar");
+      return rule("%gbnf " + ordered{{"grammar", g}, {"name", at + ".grammar"}}.dump());
+    }
     if (type == "any_text") {
       if (field(f, "max_tokens") || field(f, "max_chars"))
         unsupported(at, "any_text with max_tokens or max_chars");
@@ -180,25 +187,48 @@ class Translator {
     if (type == "tag") return tag(f, at);
     if (type == "triggered_tags") return triggered(f, at, ends.last);
     if (type == "tags_with_separator") return separated(f, at);
+    if (type == "dispatch") return dispatch(f, at);
     static const char* const kOthers[] = {
-        "grammar",  "token",          "exclude_token",     "any_tokens", "token_triggered_tags",
-        "dispatch", "token_dispatch", "qwen_xml_parameter"};
+        "grammar",       "token", "exclude_token", "any_tokens", "token_triggered_tags",
+        "token_dispatch"};
     for (const char* o : kOthers)
       if (type == o) unsupported(at, "the format '" + type + "' is not supported");
     bad(at + ".type", "unknown format '" + type + "'");
   }
 
-  std::string json_schema(const ordered& f, const std::string& at) {
-    const ordered& schema = need(f, "json_schema", at);
-    if (!schema.is_object() && !schema.is_boolean())
+  // The schema as a %json rule; the style (XML parameters instead of a
+  // JSON object), any_order and a whitespace bound go in as nextok's
+  // x-nextok options of %json.
+  std::string json_schema(const ordered& f, const std::string& at, const char* style_name) {
+    const ordered& given = need(f, "json_schema", at);
+    if (!given.is_object() && !given.is_boolean())
       bad(at + ".json_schema", "must be a schema (an object or a boolean)");
-    if (const ordered* style = field(f, "style"); style && *style != "json")
-      unsupported(at + ".style", "only the \"json\" style is supported");
-    if (flag(f, "any_order", at)) unsupported(at + ".any_order", "any_order is not supported");
+    ordered schema = given.is_object()   ? given
+                     : given.get<bool>() ? ordered::object()
+                                         : ordered{{"not", ordered::object()}};
+    ordered opts = ordered::object();
+    if (style_name) opts["style"] = style_name;
+    if (const ordered* style = field(f, "style")) {
+      static const char* const kStyles[] = {"json", "qwen_xml", "minimax_xml", "glm_xml"};
+      const bool known =
+          style->is_string() && std::any_of(std::begin(kStyles), std::end(kStyles),
+                                            [&](const char* k) { return *style == k; });
+      if (!known)
+        unsupported(at + ".style", "the style " + style->dump() +
+                                       " is not supported (json, qwen_xml, minimax_xml, glm_xml)");
+      opts["style"] = *style;
+    }
+    if (flag(f, "any_order", at)) opts["any_order"] = true;
     if (!strings(f, "excludes", at).empty())
       unsupported(at + ".excludes", "excludes in JSON content are not supported");
-    if (field(f, "max_whitespace_cnt"))
-      unsupported(at + ".max_whitespace_cnt", "max_whitespace_cnt is not supported");
+    if (const ordered* ws = field(f, "max_whitespace_cnt")) {
+      if (!ws->is_number_integer() || ws->get<long long>() < 1)
+        bad(at + ".max_whitespace_cnt", "must be a positive integer");
+      if (ws->get<long long>() > 255)
+        unsupported(at + ".max_whitespace_cnt", "must be at most 255");
+      opts["max_whitespace"] = *ws;
+    }
+    if (!opts.empty()) schema["x-nextok"] = opts;
     return rule("%json " + schema.dump());
   }
 
@@ -333,6 +363,31 @@ class Translator {
     if (first) return rule(tags + "?");
     const std::string list = tags + " (" + sep + " " + tags + ")*";
     return rule(one ? list : "(" + list + ")?");
+  }
+
+  // Free text until a rule's pattern, then that rule's format; with loop
+  // (the default) free text again after it. The text holds no pattern nor
+  // `excludes`; unlike any_text it does not stop at an enclosing tag's end
+  // (XGrammar's reading: put the end in excludes).
+  std::string dispatch(const ordered& f, const std::string& at) {
+    const ordered& rules = need(f, "rules", at);
+    if (!rules.is_array() || rules.empty()) bad(at + ".rules", "must be a non-empty array");
+    std::vector<std::string> banned;
+    std::string alts;
+    for (size_t i = 0; i < rules.size(); ++i) {
+      const std::string where = at + ".rules[" + std::to_string(i) + "]";
+      const ordered& r = rules[i];
+      if (!r.is_array() || r.size() != 2) bad(where, "must be a [pattern, format] pair");
+      banned.push_back(string_at(r[0], where + "[0]"));
+      if (banned.back().empty()) bad(where + "[0]", "must not be empty");
+      alts += (i ? " | " : "") + literal(banned.back()) + " " + format(r[1], where + "[1]", none());
+    }
+    const ordered* loop = field(f, "loop");
+    if (loop && !loop->is_boolean()) bad(at + ".loop", "must be a boolean");
+    for (const std::string& e : strings(f, "excludes", at)) banned.push_back(e);
+    const std::string free = text(std::move(banned), kNoEnds);
+    if (loop && !loop->get<bool>()) return rule(free + " (" + alts + ")?");
+    return rule(free + " ((" + alts + ") " + free + ")*");
   }
 
   // {"structures": [{"begin", "schema", "end"}], "triggers": [...]}: the
