@@ -91,6 +91,58 @@ TEST(XGrammarStructuralTagStyles, ValuesAreRawAtTheTopAndJsonInsideObjects) {
                   {{"a b", true}, {"1", true}, {"null", true}, {"\"a b\"", false}, {" 1", false}});
 }
 
+TEST(XGrammarStructuralTagStyles, DeepSeekMarksStringsApart) {
+  // U+FF5C around DSML; string="true" takes a raw string, string="false"
+  // any other value as JSON.
+  expect_verdicts(
+      styled(R"({"type": "object", "properties": {"s": {"type": "string"},
+                    "n": {"type": "integer"}, "o": {"type": "object", "properties": {"k": {"type": "integer"}}},
+                    "e": {"enum": ["a", 1]}}, "required": ["s", "n"]})",
+             "deepseek_xml"),
+      {{"<｜DSML｜parameter name=\"s\" string=\"true\">hi</｜DSML｜parameter><｜DSML｜parameter "
+        "name=\"n\" string=\"false\">3</｜DSML｜parameter>",
+        true},
+       {"<｜DSML｜parameter name=\"s\" string=\"true\">hi</｜DSML｜parameter>\n<｜DSML｜parameter "
+        "name=\"n\" string=\"false\"> 3 </｜DSML｜parameter><｜DSML｜parameter name=\"e\" "
+        "string=\"true\">a</｜DSML｜parameter>",
+        true},
+       {"<｜DSML｜parameter name=\"s\" string=\"true\">hi</｜DSML｜parameter><｜DSML｜parameter "
+        "name=\"n\" string=\"false\">3</｜DSML｜parameter><｜DSML｜parameter name=\"e\" "
+        "string=\"false\">1</｜DSML｜parameter>",
+        true},
+       {"<｜DSML｜parameter name=\"s\" string=\"true\">hi</｜DSML｜parameter><｜DSML｜parameter "
+        "name=\"n\" string=\"false\">3</｜DSML｜parameter><｜DSML｜parameter name=\"e\" "
+        "string=\"true\">1</｜DSML｜parameter>",
+        false},
+       {"<｜DSML｜parameter name=\"s\" string=\"true\">hi</｜DSML｜parameter><｜DSML｜parameter "
+        "name=\"n\" string=\"false\">3</｜DSML｜parameter><｜DSML｜parameter name=\"e\" "
+        "string=\"false\">a</｜DSML｜parameter>",
+        false},
+       {"<｜DSML｜parameter name=\"s\" string=\"true\">hi</｜DSML｜parameter><｜DSML｜parameter "
+        "name=\"n\" string=\"true\">3</｜DSML｜parameter>",
+        false},
+       {"<｜DSML｜parameter name=\"s\" "
+        "string=\"false\">\"hi\"</｜DSML｜parameter><｜DSML｜parameter name=\"n\" "
+        "string=\"false\">3</｜DSML｜parameter>",
+        false},
+       {"<｜DSML｜parameter name=\"s\" string=\"true\">hi</｜DSML｜parameter><｜DSML｜parameter "
+        "name=\"n\" string=\"false\">3</｜DSML｜parameter><｜DSML｜parameter name=\"o\" "
+        "string=\"false\">{\"k\": 2}</｜DSML｜parameter>",
+        true},
+       {"<｜DSML｜parameter name=\"s\" string=\"true\">hi</｜DSML｜parameter><｜DSML｜parameter "
+        "name=\"n\" string=\"false\">3</｜DSML｜parameter><｜DSML｜parameter name=\"e\" "
+        "string=\"true\"> a </｜DSML｜parameter>",
+        false}});
+  expect_verdicts(
+      styled(R"({"type": "object", "properties": {"a": {}}, "required": ["a"]})",
+             "deepseek_v4_1_xml"),
+      {{"<｜DSML｜ parameter name=\"a\" string=\"true\">x y</｜DSML｜ parameter>", true},
+       {"<｜DSML｜ parameter name=\"a\" string=\"false\">[1]</｜DSML｜ parameter>", true},
+       {"<｜DSML｜ parameter name=\"a\" string=\"false\">x</｜DSML｜ parameter>", false},
+       {"<｜DSML｜ parameter name=\"a\" string=\"false\">null</｜DSML｜ parameter>", true},
+       {"<｜DSML｜ parameter name=\"a\" string=\"true\">null</｜DSML｜ parameter>", true}});
+}
+
 const std::string kAB =
     R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
         "required": ["a", "b"], "additionalProperties": false})";
@@ -152,7 +204,7 @@ TEST(XGrammarStructuralTagStyles, GrammarContentIsGbnf) {
 
 TEST(XGrammarStructuralTagStyles, UnsupportedOptionsAreClearErrors) {
   const std::pair<std::string, ErrorCode> cases[] = {
-      {styled(kCity, "deepseek_xml"), ErrorCode::kUnsupported},
+      {styled(kCity, "cohere_xml"), ErrorCode::kUnsupported},
       {styled(kCity, "yaml"), ErrorCode::kUnsupported},
       {R"({"type": "json_schema", "json_schema": {}, "max_whitespace_cnt": 0})",
        ErrorCode::kInvalidArgument},

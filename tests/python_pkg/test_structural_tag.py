@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from dataclasses import dataclass
 from typing import Any
 
 import nextok
@@ -57,12 +58,28 @@ SCHEMAS: list[tuple[dict, list[Any]]] = [
     ),
 ]
 # XGrammar's XML parameter styles: (before the name, after it, before the
-# value, after it). A value is raw at the top (a string as its characters),
-# JSON inside.
+# value, after it, after the name when the value is not a string: styles that
+# mark strings apart). A value is raw at the top (a string as its
+# characters), JSON inside.
+DSML = "\uff5cDSML\uff5c"
 STYLES = {
-    "qwen_xml": ("<parameter=", ">", "", "</parameter>"),
-    "minimax_xml": ('<parameter name="', '">', "", "</parameter>"),
-    "glm_xml": ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
+    "qwen_xml": ("<parameter=", ">", "", "</parameter>", ""),
+    "minimax_xml": ('<parameter name="', '">', "", "</parameter>", ""),
+    "glm_xml": ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", ""),
+    "deepseek_xml": (
+        f'<{DSML}parameter name="',
+        '" string="true">',
+        "",
+        f"</{DSML}parameter>",
+        '" string="false">',
+    ),
+    "deepseek_v4_1_xml": (
+        f'<{DSML} parameter name="',
+        '" string="true">',
+        "",
+        f"</{DSML} parameter>",
+        '" string="false">',
+    ),
 }
 DISPATCH = ["<f=", "<g"]
 # GBNF grammars (the `grammar` format) with strings each derives.
@@ -232,7 +249,7 @@ class Sampler:
             return f["value"]
         if k == "json_schema":
             inst = r.choice(next(i for s, i in SCHEMAS if s == f["json_schema"]))
-            if "style" in f:
+            if f.get("style", "json") != "json":
                 return self.xml(inst, STYLES[f["style"]])
             if f.get("any_order") and isinstance(inst, dict):
                 inst = dict(r.sample(sorted(inst.items()), len(inst)))
@@ -273,25 +290,33 @@ class Sampler:
             out += t + ("" if f["stop_after_first"] else self.text(banned))
         return out
 
-    def xml(self, inst: Any, style: tuple[str, str, str, str]) -> str:
+    def xml(self, inst: Any, style: tuple[str, str, str, str, str]) -> str:
         """The XML style's text: an object's properties as parameters, the
         values raw (strings unquoted), whitespace drawn around them."""
 
         def raw(v: Any) -> str:
             return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
 
+        def ws() -> str:
+            return self.rng.choice(["", "", "\n", " "])
+
         if not isinstance(inst, dict):
             return raw(inst)
-        ws = lambda: self.rng.choice(["", "", "\n", " "])
-        before, after, value_open, close = style
+        before, after, value_open, close, after_other = style
         out = ""
         for k, v in inst.items():
-            opened = ws() + value_open if value_open else ""
-            out += ws() + before + k + after + opened + ws() + raw(v) + ws() + close
+            out += ws() + before + k
+            if after_other and isinstance(v, str):
+                out += after + v + close
+                continue
+            out += after_other or after
+            if value_open:
+                out += ws() + value_open
+            out += ws() + raw(v) + ws() + close
         return out + ws()
 
 
-def edits(s: str, rng: random.Random) -> list[str]:
+def edits(s: str, rng: random.Random, chars: list[str]) -> list[str]:
     out = []
     for _ in range(3):
         t = list(s)
@@ -300,33 +325,48 @@ def edits(s: str, rng: random.Random) -> list[str]:
         if op == "del" and k < len(t):
             del t[k]
         elif op == "rep" and k < len(t):
-            t[k] = rng.choice(CHARS)
+            t[k] = rng.choice(chars)
         elif op == "dup" and k < len(t):
             t.insert(k, t[k])
         else:
-            t.insert(k, rng.choice(CHARS))
+            t.insert(k, rng.choice(chars))
         out.append("".join(t))
     return out
 
 
-@pytest.fixture(scope="module")
-def engines() -> Any:
+@dataclass
+class Engines:
+    """Both engines over one vocabulary: a token per character, then EOS."""
+
+    xgr: Any
+    info: Any
+    compiler: Any
+    chars: list[str]
+
+
+def make_engines(chars: list[str]) -> Engines:
     xgr = require_module("xgrammar", ENV)
+    eos = len(chars)
     info = nextok.TokenizerInfo.from_token_bytes(
-        [c.encode() for c in CHARS] + [b"</s>"],
-        eos_ids=[EOS],
-        special_ids=[EOS],
-        vocab_size=EOS + 1,
+        [c.encode() for c in chars] + [b"</s>"],
+        eos_ids=[eos],
+        special_ids=[eos],
+        vocab_size=eos + 1,
     )
-    xinfo = xgr.TokenizerInfo(CHARS + ["</s>"], vocab_type=xgr.VocabType.RAW, stop_token_ids=[EOS])
-    return xgr, info, xgr.GrammarCompiler(xinfo, cache_enabled=False)
+    xinfo = xgr.TokenizerInfo(chars + ["</s>"], vocab_type=xgr.VocabType.RAW, stop_token_ids=[eos])
+    return Engines(xgr, info, xgr.GrammarCompiler(xinfo, cache_enabled=False), chars)
 
 
-def nextok_accepts(g: nextok.Grammar, s: str) -> bool:
+@pytest.fixture(scope="module")
+def engines() -> Engines:
+    return make_engines(CHARS)
+
+
+def nextok_accepts(g: nextok.Grammar, s: str, chars: list[str]) -> bool:
     m = nextok.Matcher(g)
     for c in s:
         try:
-            m.accept_token(CHARS.index(c))
+            m.accept_token(chars.index(c))
         except nextok.NextokError:
             return False
     return m.is_accepting()
@@ -337,8 +377,8 @@ def xgrammar_accepts(xgr: Any, compiled: Any, s: str) -> bool:
     return m.accept_string(s) and m.is_completed()
 
 
-def compare(engines: Any, tag: dict, rng: random.Random, totals: dict, bad: list) -> None:
-    xgr, info, compiler = engines
+def compare(e: Engines, tag: dict, rng: random.Random, totals: dict, bad: list) -> None:
+    xgr, info, compiler = e.xgr, e.info, e.compiler
     text = json.dumps(tag)
     try:
         compiled = compiler.compile_structural_tag(text)
@@ -354,12 +394,14 @@ def compare(engines: Any, tag: dict, rng: random.Random, totals: dict, bad: list
     )
     # XGrammar refuses -0 as a JSON integer; JSON Schema (and nextok) take
     # it: a documented difference, left out of the edits.
-    texts = sorted(set(samples) | {e for s in samples for e in edits(s, rng) if "-0" not in e})
+    texts = sorted(
+        set(samples) | {x for s in samples for x in edits(s, rng, e.chars) if "-0" not in x}
+    )
     totals["tags"] += 1
     for s in texts:
         want = xgrammar_accepts(xgr, compiled, s)
         totals["valid" if want else "invalid"] += 1
-        if nextok_accepts(g, s) != want:
+        if nextok_accepts(g, s, e.chars) != want:
             bad.append({"tag": tag, "text": s, "xgrammar": want})
 
 
@@ -381,7 +423,7 @@ def legacy_format(tag: dict) -> dict:
     }
 
 
-def test_random_structural_tags_match_xgrammar(engines: Any) -> None:
+def test_random_structural_tags_match_xgrammar(engines: Engines) -> None:
     rng = random.Random(int(os.environ.get("NEXTOK_STAG_SEED", "5")))
     cases = int(os.environ.get("NEXTOK_STAG_CASES", "80"))
     totals = dict.fromkeys(["tags", "refused_by_xgrammar", "valid", "invalid"], 0)
@@ -406,6 +448,67 @@ def test_random_structural_tags_match_xgrammar(engines: Any) -> None:
     assert totals["tags"] >= cases // 2
     assert totals["valid"] > 2 * cases and totals["invalid"] > 2 * cases
     assert not bad, json.dumps(bad[:3], ensure_ascii=False, indent=1)
+
+
+# XGrammar's own tool-call tags for the model families it ships
+# (get_model_structural_tag): the independent generator of real tags.
+MODELS = [
+    "llama",
+    "kimi",
+    "deepseek_r1",
+    "deepseek_v3_1",
+    "deepseek_v3_2",
+    "deepseek_v4",
+    "deepseek_v4_1",
+    "qwen_3",
+    "qwen_3_5",
+    "qwen_3_coder",
+    "mimo",
+    "harmony",
+    "minimax",
+    "glm_4_7",
+    "exaone",
+]
+# Families whose argument markup depends on the value's declared type.
+REFUSED_MODELS = {"cohere": "cohere_xml", "kimi_k3": "kimi_k3_xml", "minimax_m3": "minimax_m3_xml"}
+CHOICES: list[Any] = ["auto", "required", {"type": "function", "function": {"name": "fb"}}, "none"]
+
+
+def model_tag(xgr: Any, model: str, rng: random.Random, choice: Any = None) -> dict:
+    tools = [
+        {"type": "function", "function": {"name": name, "parameters": SCHEMAS[k][0]}}
+        for name, k in (("fa", 3), ("fb", 5))
+    ]
+    tag = xgr.get_model_structural_tag(
+        model,
+        tools=tools,
+        tool_choice=choice or rng.choice(CHOICES),
+        reasoning=rng.choice(["enabled", "disabled", "auto"]),
+        parallel_tool_calls=rng.random() < 0.5,
+        any_order=rng.random() < 0.2,
+        max_whitespace_cnt=rng.choice([None, None, 2]),
+    )
+    return json.loads(tag.model_dump_json())
+
+
+def test_model_tool_call_tags_match_xgrammar() -> None:
+    xgr = require_module("xgrammar", ENV)
+    rng = random.Random(int(os.environ.get("NEXTOK_STAG_SEED", "5")))
+    rounds = max(1, int(os.environ.get("NEXTOK_STAG_CASES", "80")) // 40)
+    tags = [model_tag(xgr, m, rng) for _ in range(rounds) for m in MODELS]
+    chars = sorted(set(CHARS) | {c for t in tags for c in json.dumps(t, ensure_ascii=False)})
+    e = make_engines(chars)
+    totals = dict.fromkeys(["tags", "refused_by_xgrammar", "valid", "invalid"], 0)
+    bad: list[dict] = []
+    for tag in tags:
+        compare(e, tag, rng, totals, bad)
+    print(json.dumps(totals))
+    assert totals["tags"] == len(tags)
+    assert totals["valid"] > 3 * len(tags) and totals["invalid"] > 3 * len(tags)
+    assert not bad, json.dumps(bad[:3], ensure_ascii=False, indent=1)
+    for model, style in REFUSED_MODELS.items():
+        with pytest.raises(nextok.NextokError, match=style):
+            nextok.Grammar.structural_tag(json.dumps(model_tag(xgr, model, rng, "auto")), e.info)
 
 
 @pytest.mark.parametrize(
@@ -437,7 +540,7 @@ def test_random_structural_tags_match_xgrammar(engines: Any) -> None:
             "no trigger is a prefix",
         ),
         (
-            {"type": "json_schema", "json_schema": {"type": "integer"}, "style": "deepseek_xml"},
+            {"type": "json_schema", "json_schema": {"type": "integer"}, "style": "cohere_xml"},
             nextok.NextokError,
             "style",
         ),
@@ -445,9 +548,9 @@ def test_random_structural_tags_match_xgrammar(engines: Any) -> None:
     ],
 )
 def test_unsupported_and_malformed_formats_are_clear_errors(
-    engines: Any, fmt: dict, kind: type, where: str
+    engines: Engines, fmt: dict, kind: type, where: str
 ) -> None:
-    _, info, _ = engines
+    info = engines.info
     with pytest.raises(kind) as e:
         nextok.Grammar.structural_tag(json.dumps({"type": "structural_tag", "format": fmt}), info)
     assert where in str(e.value) and e.value.param == "structural_tag"

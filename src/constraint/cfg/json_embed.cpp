@@ -50,14 +50,29 @@ struct NameOrder {
 
 // How an XML-style format writes a parameter (XGrammar's styles):
 // before + name + after, then value_open (after whitespace), the value, close.
+// A style that marks strings apart (after_other not empty) writes a string
+// value as after + raw text + close, any other as after_other + whitespace +
+// JSON + whitespace + close.
 struct XmlStyle {
-  std::string_view before, after, value_open, close;
+  std::string_view before, after, value_open, close, after_other;
 };
 
+constexpr std::string_view kStyleNames =
+    "json, qwen_xml, minimax_xml, glm_xml, deepseek_xml, deepseek_v4_1_xml";
+
 std::optional<XmlStyle> xml_style(std::string_view name) {
-  if (name == "qwen_xml") return XmlStyle{"<parameter=", ">", "", "</parameter>"};
-  if (name == "minimax_xml") return XmlStyle{"<parameter name=\"", "\">", "", "</parameter>"};
-  if (name == "glm_xml") return XmlStyle{"<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"};
+  if (name == "qwen_xml") return XmlStyle{"<parameter=", ">", "", "</parameter>", ""};
+  if (name == "minimax_xml") return XmlStyle{"<parameter name=\"", "\">", "", "</parameter>", ""};
+  if (name == "glm_xml")
+    return XmlStyle{"<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", ""};
+  // DeepSeek V3.2 and V4 (U+FF5C FULLWIDTH VERTICAL LINE around DSML); V4.1
+  // puts a space after the second.
+  if (name == "deepseek_xml")
+    return XmlStyle{"<\uFF5CDSML\uFF5Cparameter name=\"", "\" string=\"true\">", "",
+                    "</\uFF5CDSML\uFF5Cparameter>", "\" string=\"false\">"};
+  if (name == "deepseek_v4_1_xml")
+    return XmlStyle{"<\uFF5CDSML\uFF5C parameter name=\"", "\" string=\"true\">", "",
+                    "</\uFF5CDSML\uFF5C parameter>", "\" string=\"false\">"};
   return std::nullopt;
 }
 
@@ -110,12 +125,14 @@ class Embed {
 
   // XML styles: at the top (the schema itself, through anyOf) an object's
   // properties are parameters; in a parameter's value (and at the top) a
-  // scalar is raw text; objects and arrays in a value are JSON.
-  Symbol xml_node(uint32_t i, bool top) {
-    const auto key = std::pair(i, top);
+  // scalar is raw text; objects and arrays in a value are JSON. `part`
+  // keeps only the strings or only the other values.
+  Symbol xml_node(uint32_t i, bool top, RawPart part = RawPart::kAll) {
+    const auto key = std::tuple(i, top, part);
     if (const auto it = xml_nodes_.find(key); it != xml_nodes_.end()) return it->second;
     const GrammarNode& n = g_.nodes[i];
-    if (n.kind == NodeKind::kArray || (n.kind == NodeKind::kObject && !top)) {
+    const bool json = n.kind == NodeKind::kArray || (n.kind == NodeKind::kObject && !top);
+    if (json && part != RawPart::kStrings) {
       const Symbol s = node(i);
       xml_nodes_.emplace(key, s);
       return s;
@@ -124,15 +141,55 @@ class Embed {
     xml_nodes_.emplace(key, static_cast<Symbol>(nt));
     Alts alts;
     if (n.kind == NodeKind::kLeaf) {
-      if (auto s = leaf_as(n, true)) alts.push_back({*s});
+      if (auto s = leaf_as(n, true, part)) alts.push_back({*s});
     } else if (n.kind == NodeKind::kAnyOf) {
-      for (uint32_t o : n.options) alts.push_back({xml_node(o, top)});
-    } else if (n.kind == NodeKind::kObject) {
+      for (uint32_t o : n.options) alts.push_back({xml_node(o, top, part)});
+    } else if (n.kind == NodeKind::kObject && part != RawPart::kStrings) {
       alts = object(n, true);
     }
     b_.grew(alts.size() + 1, at_);
     b_.define(nt, std::move(alts));
     return static_cast<Symbol>(nt);
+  }
+
+ private:
+  [[noreturn]] void unsupported(const std::string& what) const {
+    throw Error(ErrorCode::kUnsupported, "grammar",
+                b_.where(at_) + ": %json: " + what + " cannot be written as grammar rules");
+  }
+
+  std::vector<Symbol> text(std::string_view t) {
+    std::vector<Symbol> seq;
+    b_.bytes(t, seq, at_);
+    return seq;
+  }
+  void append(std::vector<Symbol>& seq, std::initializer_list<Symbol> more) {
+    seq.insert(seq.end(), more);
+  }
+  Symbol lit(std::string_view t) {
+    std::vector<Symbol> seq = text(t);
+    return seq.size() == 1 ? seq[0] : b_.as_symbol(seq, 0, "json_text", at_);
+  }
+
+  std::optional<Symbol> leaf(const GrammarNode& n) { return leaf_as(n, false, RawPart::kAll); }
+
+  // A leaf's values as JSON text, or (raw) as an XML-style parameter
+  // writes them.
+  std::optional<Symbol> leaf_as(const GrammarNode& n, bool raw, RawPart part) {
+    if (!n.value_ids.empty()) unsupported("uniqueItems");
+    const Dfa& d = *g_.dfas[n.dfa];
+    const auto key = std::tuple(n.dfa, n.counts_chars ? n.min_chars : 0u,
+                                n.counts_chars ? n.max_chars : kUnbounded, raw, part);
+    if (const auto it = leaves_.find(key); it != leaves_.end()) return it->second;
+    Automaton a = n.counts_chars ? counted(d, n.min_chars, n.max_chars) : Automaton::of(d);
+    if (raw) {
+      auto r = raw_values(a, opts_.xml->close, b_.limits().max_dfa_states, part);
+      if (!r) unsupported("a raw value whose automaton passes max_dfa_states");
+      a = std::move(*r);
+    }
+    const std::optional<Symbol> s = accepted(b_, a, at_, nullptr);
+    leaves_.emplace(key, s);
+    return s;
   }
 
   // A string leaf's DFA (quotes included) with its decoded length counted:
@@ -220,48 +277,8 @@ class Embed {
     a.states = todo.size();
     return a;
   }
-
- private:
-  [[noreturn]] void unsupported(const std::string& what) const {
-    throw Error(ErrorCode::kUnsupported, "grammar",
-                b_.where(at_) + ": %json: " + what + " cannot be written as grammar rules");
-  }
-
-  std::vector<Symbol> text(std::string_view t) {
-    std::vector<Symbol> seq;
-    b_.bytes(t, seq, at_);
-    return seq;
-  }
-  void append(std::vector<Symbol>& seq, std::initializer_list<Symbol> more) {
-    seq.insert(seq.end(), more);
-  }
-  Symbol lit(std::string_view t) {
-    std::vector<Symbol> seq = text(t);
-    return seq.size() == 1 ? seq[0] : b_.as_symbol(seq, 0, "json_text", at_);
-  }
-
-  std::optional<Symbol> leaf(const GrammarNode& n) { return leaf_as(n, false); }
-
-  // A leaf's values as JSON text, or (raw) as an XML-style parameter
-  // writes them.
-  std::optional<Symbol> leaf_as(const GrammarNode& n, bool raw) {
-    if (!n.value_ids.empty()) unsupported("uniqueItems");
-    const Dfa& d = *g_.dfas[n.dfa];
-    const auto key = std::tuple(n.dfa, n.counts_chars ? n.min_chars : 0u,
-                                n.counts_chars ? n.max_chars : kUnbounded, raw);
-    if (const auto it = leaves_.find(key); it != leaves_.end()) return it->second;
-    Automaton a = n.counts_chars ? counted(d, n.min_chars, n.max_chars) : Automaton::of(d);
-    if (raw) {
-      a = raw_values(a, opts_.xml->close, b_.limits().max_dfa_states);
-      if (a.states == 0) unsupported("a raw value whose automaton passes max_dfa_states");
-    }
-    const std::optional<Symbol> s = accepted(b_, a, at_, nullptr);
-    leaves_.emplace(key, s);
-    return s;
-  }
-
   // One member: JSON `"key": value` (after a comma unless first), or an
-  // XML-style parameter (whitespace before it).
+  // XML-style parameter (whitespace before it; `value` from xml_value).
   std::vector<Symbol> member(Symbol key, Symbol value, bool first, bool xml) {
     const auto ws = static_cast<Symbol>(ws_);
     std::vector<Symbol> m;
@@ -270,11 +287,32 @@ class Embed {
       append(m, {key, ws, lit(":"), ws, value});
       return m;
     }
-    const XmlStyle& x = *opts_.xml;
-    append(m, {ws, lit(x.before), key, lit(x.after)});
-    if (!x.value_open.empty()) append(m, {ws, lit(x.value_open)});
-    append(m, {ws, value, ws, lit(x.close)});
+    append(m, {ws, lit(opts_.xml->before), key, value});
     return m;
+  }
+
+  // What follows a parameter's name: the style's markup, the value, the
+  // closing tag.
+  Symbol xml_value(uint32_t v) {
+    if (const auto it = xml_values_.find(v); it != xml_values_.end()) return it->second;
+    const XmlStyle& x = *opts_.xml;
+    const auto ws = static_cast<Symbol>(ws_);
+    const uint32_t nt = b_.fresh("xml_value", at_);
+    xml_values_.emplace(v, static_cast<Symbol>(nt));
+    Alts alts;
+    if (x.after_other.empty()) {
+      std::vector<Symbol> seq{lit(x.after)};
+      if (!x.value_open.empty()) append(seq, {ws, lit(x.value_open)});
+      append(seq, {ws, xml_node(v, false), ws, lit(x.close)});
+      alts.push_back(std::move(seq));
+    } else {
+      alts.push_back({lit(x.after), xml_node(v, false, RawPart::kStrings), lit(x.close)});
+      alts.push_back(
+          {lit(x.after_other), ws, xml_node(v, false, RawPart::kOthers), ws, lit(x.close)});
+    }
+    b_.grew(12, at_);
+    b_.define(nt, std::move(alts));
+    return static_cast<Symbol>(nt);
   }
 
   // "{" ws members "}" (XML: the parameters, then whitespace): the declared
@@ -293,7 +331,7 @@ class Embed {
     std::vector<uint8_t> required(n.props.size(), 0);
     for (uint32_t r : n.required) required[r] = 1;
     const auto nreq = static_cast<uint32_t>(n.required.size());
-    const auto value_of = [&](uint32_t v) { return xml ? xml_node(v, false) : node(v); };
+    const auto value_of = [&](uint32_t v) { return xml ? xml_value(v) : node(v); };
     const auto key_of = [&](const std::string& name) {
       return lit(xml ? name : nlohmann::json(name).dump());
     };
@@ -464,8 +502,9 @@ class Embed {
   uint32_t ws_ = 0;
   EmbedOptions opts_;
   std::unordered_map<uint32_t, Symbol> nodes_;
-  std::map<std::pair<uint32_t, bool>, Symbol> xml_nodes_;
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool>, std::optional<Symbol>> leaves_;
+  std::map<std::tuple<uint32_t, bool, RawPart>, Symbol> xml_nodes_;
+  std::unordered_map<uint32_t, Symbol> xml_values_;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool, RawPart>, std::optional<Symbol>> leaves_;
 };
 
 }  // namespace
@@ -509,8 +548,8 @@ Symbol embed_json_schema(CfgBuilder& b, std::string_view schema, size_t at) {
           opts.xml = xml_style(style);
           if (!opts.xml && style != "json")
             throw Error(ErrorCode::kUnsupported, "grammar",
-                        b.where(at) + ": %json: the style '" + style +
-                            "' is not supported (json, qwen_xml, minimax_xml, glm_xml)");
+                        b.where(at) + ": %json: the style '" + style + "' is not supported (" +
+                            std::string(kStyleNames) + ")");
         } else if (k == "max_whitespace" && v.is_number_integer() && v.get<long long>() >= 0 &&
                    v.get<long long>() <= 255) {
           so.max_whitespace = static_cast<uint8_t>(v.get<long long>());

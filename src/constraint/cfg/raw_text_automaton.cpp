@@ -76,7 +76,8 @@ class Matcher {
 
 }  // namespace
 
-Automaton raw_values(const Automaton& json, std::string_view close, size_t max_states) {
+std::optional<Automaton> raw_values(const Automaton& json, std::string_view close, size_t max_states,
+                     RawPart part) {
   // A state reads on two ways at once: `lit`, the JSON text as written
   // (values that are not strings), and `str`, inside a string literal
   // (its opening quote read), with `k` bytes of `close` just read.
@@ -92,7 +93,11 @@ Automaton raw_values(const Automaton& json, std::string_view close, size_t max_s
   if (json.start < 0) return out;
   const Matcher m(close);
   std::map<Key, int32_t> ids;
-  std::vector<Key> todo{{json.start, json.at(static_cast<size_t>(json.start), '"'), 0, true}};
+  const int32_t lit0 = part == RawPart::kStrings ? -1 : json.start;
+  const int32_t str0 =
+      part == RawPart::kOthers ? -1 : json.at(static_cast<size_t>(json.start), '"');
+  if (lit0 < 0 && str0 < 0) return out;
+  std::vector<Key> todo{{lit0, str0, 0, true}};
   ids.emplace(todo[0], 0);
   out.start = 0;
   char buf[8];
@@ -114,7 +119,7 @@ Automaton raw_values(const Automaton& json, std::string_view close, size_t max_s
       if (to.lit < 0 && to.str < 0) continue;
       auto [it, fresh] = ids.emplace(to, static_cast<int32_t>(todo.size()));
       if (fresh) {
-        if (todo.size() >= max_states) return Automaton{};
+        if (todo.size() >= max_states) return std::nullopt;
         todo.push_back(to);
       }
       out.next[i * 256 + x] = it->second;

@@ -4,19 +4,25 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 
 #include "constraint/cfg/automaton_rules.hpp"
 
 namespace nextok::constraint::cfg {
 
+// Which of a value's raw texts (styles that mark strings apart, such as
+// DeepSeek's string="true", take the two parts separately).
+enum class RawPart : uint8_t { kAll, kStrings, kOthers };
+
 // The raw texts of the JSON values `json` accepts: a value that is not a
 // string as written (a number, true, an array), a string as its decoded
 // characters, never holding `close` (the parameter's closing tag; empty:
 // no such rule). A raw text that begins with a quote is a string's
-// character, never a JSON string literal. Returns states = 0 when the
-// automaton would pass `max_states`.
-Automaton raw_values(const Automaton& json, std::string_view close, size_t max_states);
+// character, never a JSON string literal. nullopt when the automaton would
+// pass `max_states`; no states when it accepts nothing.
+std::optional<Automaton> raw_values(const Automaton& json, std::string_view close, size_t max_states,
+                     RawPart part = RawPart::kAll);
 
 // The keys `json_keys` accepts (JSON string literals, quotes included),
 // decoded, that are also names [A-Za-z_][A-Za-z0-9_]* (what an XML-style

@@ -209,13 +209,15 @@ class Translator {
     ordered opts = ordered::object();
     if (style_name) opts["style"] = style_name;
     if (const ordered* style = field(f, "style")) {
-      static const char* const kStyles[] = {"json", "qwen_xml", "minimax_xml", "glm_xml"};
+      static const char* const kStyles[] = {"json",    "qwen_xml",     "minimax_xml",
+                                            "glm_xml", "deepseek_xml", "deepseek_v4_1_xml"};
       const bool known =
           style->is_string() && std::any_of(std::begin(kStyles), std::end(kStyles),
                                             [&](const char* k) { return *style == k; });
       if (!known)
         unsupported(at + ".style", "the style " + style->dump() +
-                                       " is not supported (json, qwen_xml, minimax_xml, glm_xml)");
+                                       " is not supported (json, qwen_xml, minimax_xml, glm_xml, "
+                                       "deepseek_xml, deepseek_v4_1_xml)");
       opts["style"] = *style;
     }
     if (flag(f, "any_order", at)) opts["any_order"] = true;
