@@ -143,6 +143,67 @@ TEST(XGrammarStructuralTagStyles, DeepSeekMarksStringsApart) {
        {"<｜DSML｜ parameter name=\"a\" string=\"true\">null</｜DSML｜ parameter>", true}});
 }
 
+std::string json_content(const std::string& schema) {
+  return R"({"type": "json_schema", "json_schema": )" + schema + "}";
+}
+
+TEST(XGrammarStructuralTagStyles, SchemasAreClosedAsXGrammarsStrictModeCloses) {
+  // An object that declares properties takes no other keys unless the
+  // schema says so; an array with prefixItems no more items.
+  expect_verdicts(json_content(R"({"type": "object", "properties": {"a": {"type": "integer"}}})"),
+                  {{"{\"a\": 1}", true}, {"{\"a\": 1, \"b\": 2}", false}, {"{}", true}});
+  expect_verdicts(json_content(R"({"type": "object", "properties": {}})"),
+                  {{"{}", true}, {"{\"z\": 1}", false}});
+  expect_verdicts(json_content(R"({"type": "object"})"), {{"{}", true}, {"{\"z\": 1}", true}});
+  expect_verdicts(
+      json_content(
+          R"({"type": "object", "properties": {"a": {"type": "integer"}}, "unevaluatedProperties": true})"),
+      {{"{\"a\": 1, \"b\": 2}", true}});
+  expect_verdicts(json_content(R"({"type": "array", "prefixItems": [{"type": "string"}]})"),
+                  {{"[\"a\"]", true}, {"[\"a\", 1]", false}});
+  expect_verdicts(
+      json_content(
+          R"({"type": "object", "properties": {"o": {"type": "object", "properties": {"k": {"type": "integer"}}}}})"),
+      {{"{\"o\": {\"k\": 1}}", true}, {"{\"o\": {\"k\": 1, \"j\": 2}}", false}});
+  expect_verdicts(
+      json_content(
+          R"({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}})"),
+      {{"{\"a\": 1, \"b\": \"x\"}", true}, {"{\"a\": 1, \"b\": 2}", false}});
+}
+
+// A hundred tools, each with its own parameter names (XGrammar's
+// get_model_structural_tag shape for Qwen3-Coder): within the default
+// limits (it passed max_grammar_nodes before the %json rules shared their
+// leaves and literals).
+TEST(XGrammarStructuralTagStyles, AHundredToolsCompileWithinTheDefaultLimits) {
+  for (const char* style : {"json", "qwen_xml", "deepseek_xml"}) {
+    std::string tags;
+    for (int i = 0; i < 100; ++i) {
+      const std::string n = std::to_string(i);
+      tags += std::string(i ? ", " : "") + R"({"type": "tag", "begin": "<tool_call>\n<function=f)" +
+              n +
+              R"(>\n", "end": "\n</function>\n</tool_call>", "content": {"type": "json_schema",
+              "style": ")" +
+              style + R"(", "json_schema": {"type": "object", "properties": {
+              "city": {"type": "string"}, "unit": {"enum": ["c", "f"]},
+              "days": {"type": "integer", "minimum": 1, "maximum": 14}, "q)" +
+              n + R"(": {"type": "boolean"}}, "required": ["city", "unit"]}}})";
+    }
+    const std::string call = std::string(style) == "json"
+                                 ? R"({"city": "x", "unit": "c", "q7": true})"
+                             : std::string(style) == "qwen_xml"
+                                 ? "<parameter=city>x</parameter><parameter=unit>c</parameter>"
+                                 : "<\uFF5CDSML\uFF5Cparameter name=\"city\" string=\"true\">x</"
+                                   "\uFF5CDSML\uFF5Cparameter><\uFF5CDSML\uFF5Cparameter "
+                                   "name=\"unit\" string=\"true\">c</\uFF5CDSML\uFF5Cparameter>";
+    expect_verdicts(
+        R"({"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": [)" + tags + "]}",
+        {{"hi <tool_call>\n<function=f7>\n" + call + "\n</function>\n</tool_call>", true},
+         {"hi <tool_call>\n<function=f7>\n" + call + "\n</function>\n</tool_call>x", true},
+         {"<tool_call>\n<function=f100>\n", false}});
+  }
+}
+
 const std::string kAB =
     R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
         "required": ["a", "b"], "additionalProperties": false})";

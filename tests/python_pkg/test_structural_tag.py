@@ -56,6 +56,15 @@ SCHEMAS: list[tuple[dict, list[Any]]] = [
         },
         [{"s": "ab"}, {"s": "a b", "o": [1]}, {"s": ""}],
     ),
+    # No additionalProperties: XGrammar's strict mode closes the object.
+    (
+        {
+            "type": "object",
+            "properties": {"c": {"type": "string"}, "u": {"enum": ["x", "y"]}},
+            "required": ["c"],
+        },
+        [{"c": "ab", "u": "y"}, {"c": ""}],
+    ),
 ]
 # XGrammar's XML parameter styles: (before the name, after it, before the
 # value, after it, after the name when the value is not a string: styles that
@@ -477,7 +486,7 @@ CHOICES: list[Any] = ["auto", "required", {"type": "function", "function": {"nam
 def model_tag(xgr: Any, model: str, rng: random.Random, choice: Any = None) -> dict:
     tools = [
         {"type": "function", "function": {"name": name, "parameters": SCHEMAS[k][0]}}
-        for name, k in (("fa", 3), ("fb", 5))
+        for name, k in (("fa", 3), ("fb", 5), ("fc", 6))
     ]
     tag = xgr.get_model_structural_tag(
         model,

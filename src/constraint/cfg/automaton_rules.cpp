@@ -1,6 +1,7 @@
 #include "constraint/cfg/automaton_rules.hpp"
 
 #include <map>
+#include <string>
 
 #include "constraint/regex/dfa.hpp"
 
@@ -40,7 +41,55 @@ std::vector<uint32_t> reach(CfgBuilder& b, const Automaton& a, size_t at, const 
   return nt;
 }
 
+namespace {
+
+// The automaton's content as a key, for one small enough to keep: per
+// state its accepting bit and its runs of bytes with one target.
+std::optional<std::string> content_key(const Automaton& a, const ByteSet* first) {
+  constexpr size_t kMaxKeptStates = 4096;
+  if (a.states > kMaxKeptStates) return std::nullopt;
+  std::string key;
+  const auto put = [&](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(a.start);
+  for (size_t q = 0; q < a.states; ++q) {
+    key.push_back(static_cast<char>(a.accepting[q]));
+    const size_t count_at = key.size();  // the state's run count (up to 256), filled in below
+    key.append(2, '\0');
+    unsigned runs = 0;
+    for (unsigned c = 0; c < 256;) {
+      const int32_t t = a.at(q, c);
+      unsigned e = c + 1;
+      while (e < 256 && a.at(q, e) == t) ++e;
+      if (t >= 0) {
+        key.push_back(static_cast<char>(c));
+        key.push_back(static_cast<char>(e - 1));
+        put(t);
+        ++runs;
+      }
+      c = e;
+    }
+    key[count_at] = static_cast<char>(runs & 0xFF);
+    key[count_at + 1] = static_cast<char>(runs >> 8);
+  }
+  if (first) put(first->w);
+  return key;
+}
+
+}  // namespace
+
 std::optional<Symbol> accepted(CfgBuilder& b, const Automaton& a, size_t at, const ByteSet* first) {
+  const std::optional<std::string> key = content_key(a, first);
+  if (key) {
+    if (const auto it = b.automaton_rules().find(*key); it != b.automaton_rules().end())
+      return it->second;
+  }
+  const std::optional<Symbol> out = accepted_once(b, a, at, first);
+  if (key) b.automaton_rules().emplace(*key, out);
+  return out;
+}
+
+std::optional<Symbol> accepted_once(CfgBuilder& b, const Automaton& a, size_t at,
+                                    const ByteSet* first) {
   const std::vector<uint32_t> nt = reach(b, a, at, first);
   std::vector<std::vector<Symbol>> alts;
   for (size_t q = 0; q < a.states; ++q) {

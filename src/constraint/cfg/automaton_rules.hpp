@@ -33,7 +33,11 @@ struct Automaton {
 std::vector<uint32_t> reach(CfgBuilder& b, const Automaton& a, size_t at, const ByteSet* first);
 
 // The strings `a` accepts (first byte within `first`, if given); nullopt
-// when there are none.
+// when there are none. An automaton met before (same content, same
+// `first`) gets the rules written for it then.
 std::optional<Symbol> accepted(CfgBuilder& b, const Automaton& a, size_t at, const ByteSet* first);
+// The same, always writing new rules.
+std::optional<Symbol> accepted_once(CfgBuilder& b, const Automaton& a, size_t at,
+                                    const ByteSet* first);
 
 }  // namespace nextok::constraint::cfg

@@ -77,6 +77,17 @@ struct Cfg {
     rules.emplace_back();
     return static_cast<uint32_t>(names.size() - 1);
   }
+  // Per nonterminal (shorter: the rest 0): its repetitions are delimited
+  // within it (an embedded JSON object or array, `{` ... `}`), so none is
+  // open where it begins or ends and no two are open at once inside it.
+  // The regular-fragment pass skips a part whose only loops are in these.
+  std::vector<uint8_t> settled;
+  bool is_settled(uint32_t n) const noexcept { return n < settled.size() && settled[n] != 0; }
+  void settle(uint32_t n) {
+    if (settled.size() <= n) settled.resize(n + 1, 0);
+    settled[n] = 1;
+  }
+
   // The same set twice gives the same terminal.
   Symbol terminal(const ByteSet& s);
   // terminal()'s index of `terminals` (rebuilt when it is out of step).

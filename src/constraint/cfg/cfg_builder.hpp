@@ -6,8 +6,10 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -60,7 +62,23 @@ class CfgBuilder {
   // Another grammar's rules, renamed into this one; returns its root.
   Symbol import(const Cfg& sub, size_t at);
 
+  // Rules already written for a small automaton (automaton_rules.hpp's
+  // accepted), by its content: equal leaves of different %json schemas
+  // (a hundred tools' string and enum leaves) share one set of rules.
+  std::unordered_map<std::string, std::optional<Symbol>>& automaton_rules() { return automata_; }
+
+  // A helper rule shared by key (a literal's bytes, a whitespace run):
+  // made by `make` on first use, the same symbol after.
+  template <class Make>
+  Symbol shared(const std::string& key, Make&& make) {
+    if (const auto it = shared_.find(key); it != shared_.end()) return it->second;
+    const Symbol s = make();
+    shared_.emplace(key, s);
+    return s;
+  }
+
   Cfg& cfg() { return g_; }
+  size_t counted() const { return size_; }
   const ConstraintLimits& limits() const { return limits_; }
   Cfg take() { return std::move(g_); }
 
@@ -75,6 +93,8 @@ class CfgBuilder {
   std::vector<uint8_t> defined_;
   std::vector<size_t> first_use_;
   std::map<CodeRanges, uint32_t> classes_;
+  std::unordered_map<std::string, std::optional<Symbol>> automata_;
+  std::unordered_map<std::string, Symbol> shared_;
 };
 
 // UTF-8 of one code point, appended.

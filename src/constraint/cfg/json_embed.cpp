@@ -83,17 +83,22 @@ struct EmbedOptions {
 
 class Embed {
  public:
-  Embed(CfgBuilder& b, const Grammar& g, NameOrder order, size_t at, EmbedOptions opts)
-      : b_(b), g_(g), order_(std::move(order)), at_(at), opts_(opts) {
-    ws_ = b_.fresh("json_ws", at_);
-    std::vector<Symbol> seq;
-    if (g_.max_whitespace > 0) {
-      ByteSet s;
-      for (char c : std::string_view(" \t\n\r")) s.add(static_cast<uint8_t>(c));
-      seq.push_back(b_.cfg().terminal(s));
-      b_.repeat(seq, 0, 0, g_.max_whitespace, at_, "json_ws");
-    }
-    b_.define(ws_, {seq});
+  Embed(CfgBuilder& b, const Grammar& g, NameOrder order, size_t at, EmbedOptions opts,
+        JsonEmbedCache& cache)
+      : b_(b), g_(g), order_(std::move(order)), at_(at), opts_(opts), cache_(cache) {
+    // One whitespace rule for every %json of the grammar with this bound.
+    ws_ = static_cast<uint32_t>(b_.shared("json_ws:" + std::to_string(g_.max_whitespace), [&] {
+      const uint32_t ws = b_.fresh("json_ws", at_);
+      std::vector<Symbol> seq;
+      if (g_.max_whitespace > 0) {
+        ByteSet s;
+        for (char c : std::string_view(" \t\n\r")) s.add(static_cast<uint8_t>(c));
+        seq.push_back(b_.cfg().terminal(s));
+        b_.repeat(seq, 0, 0, g_.max_whitespace, at_, "json_ws");
+      }
+      b_.define(ws, {seq});
+      return static_cast<Symbol>(ws);
+    }));
   }
 
   Symbol node(uint32_t i) {
@@ -166,9 +171,18 @@ class Embed {
   void append(std::vector<Symbol>& seq, std::initializer_list<Symbol> more) {
     seq.insert(seq.end(), more);
   }
+  // A literal's rule, one per grammar (a hundred tools' keys and tags).
   Symbol lit(std::string_view t) {
-    std::vector<Symbol> seq = text(t);
-    return seq.size() == 1 ? seq[0] : b_.as_symbol(seq, 0, "json_text", at_);
+    return b_.shared("lit:" + std::string(t), [&] {
+      std::vector<Symbol> seq = text(t);
+      return seq.size() == 1 ? seq[0] : b_.as_symbol(seq, 0, "json_text", at_);
+    });
+  }
+
+  static size_t symbols(const Alts& alts) {
+    size_t n = alts.size();
+    for (const auto& a : alts) n += a.size();
+    return n;
   }
 
   std::optional<Symbol> leaf(const GrammarNode& n) { return leaf_as(n, false, RawPart::kAll); }
@@ -177,10 +191,13 @@ class Embed {
   // writes them.
   std::optional<Symbol> leaf_as(const GrammarNode& n, bool raw, RawPart part) {
     if (!n.value_ids.empty()) unsupported("uniqueItems");
-    const Dfa& d = *g_.dfas[n.dfa];
-    const auto key = std::tuple(n.dfa, n.counts_chars ? n.min_chars : 0u,
-                                n.counts_chars ? n.max_chars : kUnbounded, raw, part);
-    if (const auto it = leaves_.find(key); it != leaves_.end()) return it->second;
+    const std::shared_ptr<const Dfa>& dfa = g_.dfas[n.dfa];
+    const JsonEmbedCache::Key key{
+        dfa.get(), n.counts_chars ? n.min_chars : 0u, n.counts_chars ? n.max_chars : kUnbounded,
+        raw ? static_cast<int>(part) : -1, raw ? std::string(opts_.xml->close) : std::string()};
+    if (const auto it = cache_.leaves.find(key); it != cache_.leaves.end())
+      return it->second.second;
+    const Dfa& d = *dfa;
     Automaton a = n.counts_chars ? counted(d, n.min_chars, n.max_chars) : Automaton::of(d);
     if (raw) {
       auto r = raw_values(a, opts_.xml->close, b_.limits().max_dfa_states, part);
@@ -188,7 +205,7 @@ class Embed {
       a = std::move(*r);
     }
     const std::optional<Symbol> s = accepted(b_, a, at_, nullptr);
-    leaves_.emplace(key, s);
+    cache_.leaves.emplace(key, std::pair{dfa, s});
     return s;
   }
 
@@ -310,7 +327,7 @@ class Embed {
       alts.push_back(
           {lit(x.after_other), ws, xml_node(v, false, RawPart::kOthers), ws, lit(x.close)});
     }
-    b_.grew(12, at_);
+    b_.grew(symbols(alts), at_);
     b_.define(nt, std::move(alts));
     return static_cast<Symbol>(nt);
   }
@@ -403,7 +420,7 @@ class Embed {
           ra.push_back({static_cast<Symbol>(r[i + 1])});
         }
       }
-      b_.grew(fa.size() + ra.size() + 20, at_);
+      b_.grew(symbols(fa) + symbols(ra), at_);
       b_.define(f[i], std::move(fa));
       b_.define(r[i], std::move(ra));
     }
@@ -436,7 +453,7 @@ class Embed {
       if (lo > kMaxRepetition || (hi != kUnbounded && hi > kMaxRepetition))
         unsupported("a property count above 2000");
       const uint32_t f = b_.fresh("json_entry", at_), x = b_.fresh("json_entry", at_);
-      b_.grew(first.size() + next.size() + 4, at_);
+      b_.grew(symbols(first) + symbols(next), at_);
       b_.define(f, std::move(first));
       b_.define(x, std::move(next));
       std::vector<Symbol> seq{static_cast<Symbol>(f), static_cast<Symbol>(x)};
@@ -489,7 +506,7 @@ class Embed {
           alts.push_back(std::move(seq));
         }
       }
-      b_.grew(alts.size() + 8, at_);
+      b_.grew(symbols(alts), at_);
       b_.define(e[j], std::move(alts));
     }
     return {{lit("["), ws, static_cast<Symbol>(e[0]), lit("]")}};
@@ -504,12 +521,12 @@ class Embed {
   std::unordered_map<uint32_t, Symbol> nodes_;
   std::map<std::tuple<uint32_t, bool, RawPart>, Symbol> xml_nodes_;
   std::unordered_map<uint32_t, Symbol> xml_values_;
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool, RawPart>, std::optional<Symbol>> leaves_;
+  JsonEmbedCache& cache_;
 };
 
 }  // namespace
 
-Symbol embed_json_schema(CfgBuilder& b, std::string_view schema, size_t at) {
+Symbol embed_json_schema(CfgBuilder& b, std::string_view schema, size_t at, JsonEmbedCache& cache) {
   // The walks below recurse once a level, before the schema compiler's own
   // depth check.
   const size_t max_depth = b.limits().max_schema_depth;
@@ -575,8 +592,14 @@ Symbol embed_json_schema(CfgBuilder& b, std::string_view schema, size_t at) {
                 b.where(at) + ": %json (at " + std::string(e.param()) + "): " + e.what());
   }
   if (g.root == kNoNode) b.fail(at, "%json: the schema accepts no value");
-  Embed e(b, g, std::move(order), at, opts);
-  return opts.xml ? e.xml_node(g.root, true) : e.node(g.root);
+  Embed e(b, g, std::move(order), at, opts, cache);
+  const Symbol root = opts.xml ? e.xml_node(g.root, true) : e.node(g.root);
+  // A JSON object or array begins and ends with its brackets; XML
+  // parameters with their tags (then bounded whitespace).
+  const NodeKind kind = g.nodes[g.root].kind;
+  if (kind == NodeKind::kArray ? !opts.xml : kind == NodeKind::kObject)
+    b.cfg().settle(static_cast<uint32_t>(root));
+  return root;
 }
 
 }  // namespace nextok::constraint::cfg

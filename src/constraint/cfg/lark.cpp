@@ -466,7 +466,7 @@ class Compiler {
         if (scope.terminal) b_.fail(e.at, "%json is a rule: a terminal cannot use it");
         auto done = schemas_.find(e.text);
         if (done == schemas_.end())
-          done = schemas_.emplace(e.text, embed_json_schema(b_, e.text, e.at)).first;
+          done = schemas_.emplace(e.text, embed_json_schema(b_, e.text, e.at, json_cache_)).first;
         seq.push_back(done->second);
         return;
       }
@@ -563,6 +563,7 @@ class Compiler {
   std::optional<Runs> run_;
   std::map<std::string, uint32_t> lexemes_;  // per terminal regex: its lexeme symbol
   std::map<std::string, Symbol> schemas_;    // per %json schema text: its value symbol
+  JsonEmbedCache json_cache_;                // what the %json rules share
   std::map<std::string, uint32_t> ids_;
   std::set<std::string> open_;
   static constexpr size_t kMaxOpenDefinitions = 200;

@@ -318,6 +318,33 @@ std::optional<Dfa> regular_grammar_dfa(const Cfg& g, FragmentBudget& budget) {
   return dfa_of(g, g.root, budget);
 }
 
+namespace {
+
+// Whether every repetition n reaches lies inside a settled nonterminal
+// (Cfg::settled): then no two are open at once, and n is cheaper as written.
+bool loops_only_in_settled(const Cfg& g, uint32_t n) {
+  std::vector<uint8_t> seen(g.rules.size(), 0);
+  std::vector<uint32_t> todo = {n};
+  seen[n] = 1;
+  while (!todo.empty()) {
+    const uint32_t a = todo.back();
+    todo.pop_back();
+    if (g.is_settled(a)) continue;
+    for (const auto& seq : g.rules[a]) {
+      if (!seq.empty() && seq[0] == static_cast<Symbol>(a)) return false;  // S ::= S x
+      for (Symbol s : seq) {
+        if (!is_terminal(s) && !seen[static_cast<size_t>(s)]) {
+          seen[static_cast<size_t>(s)] = 1;
+          todo.push_back(static_cast<uint32_t>(s));
+        }
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 void determinize_regular_fragments(Cfg& g, FragmentBudget& budget) {
   Regularity r(g);
   const size_t n = g.rules.size();
@@ -327,8 +354,9 @@ void determinize_regular_fragments(Cfg& g, FragmentBudget& budget) {
   while (!todo.empty()) {
     const uint32_t a = todo.back();
     todo.pop_back();
+    if (g.is_settled(a)) continue;  // its loops are delimited inside it
     if (a != g.root && r.regular(a)) {
-      fragments.push_back(a);
+      if (!loops_only_in_settled(g, a)) fragments.push_back(a);
       continue;
     }
     for (const auto& seq : g.rules[a]) {

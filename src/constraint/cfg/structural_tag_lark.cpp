@@ -53,6 +53,41 @@ std::string literal(const std::string& s) {
 
 const std::vector<std::string> kNoEnds;
 
+// XGrammar compiles a structural tag's JSON schemas in strict mode: an
+// object that declares properties takes no other keys unless the schema
+// says additionalProperties or unevaluatedProperties, and an array with
+// prefixItems no more items unless it says items or unevaluatedItems. The
+// same defaults, written into the schema (every subschema, by keyword).
+void close_like_xgrammar(ordered& s) {
+  if (!s.is_object()) return;
+  const auto has = [&](const char* k) { return s.contains(k); };
+  if (has("properties") && !has("additionalProperties") && !has("unevaluatedProperties"))
+    s["additionalProperties"] = false;
+  if (has("prefixItems") && !has("items") && !has("unevaluatedItems")) s["items"] = false;
+  static const char* const kOne[] = {"additionalProperties",
+                                     "items",
+                                     "not",
+                                     "if",
+                                     "then",
+                                     "else",
+                                     "contains",
+                                     "propertyNames",
+                                     "unevaluatedItems",
+                                     "unevaluatedProperties",
+                                     "additionalItems"};
+  static const char* const kList[] = {"prefixItems", "anyOf", "oneOf", "allOf"};
+  static const char* const kMap[] = {"properties", "patternProperties", "$defs", "definitions",
+                                     "dependentSchemas"};
+  for (const char* k : kOne)
+    if (const auto it = s.find(k); it != s.end()) close_like_xgrammar(*it);
+  for (const char* k : kList)
+    if (const auto it = s.find(k); it != s.end() && it->is_array())
+      for (ordered& x : *it) close_like_xgrammar(x);
+  for (const char* k : kMap)
+    if (const auto it = s.find(k); it != s.end() && it->is_object())
+      for (auto& [name, x] : it->items()) close_like_xgrammar(x);
+}
+
 class Translator {
  public:
   std::string run(const ordered& top) {
@@ -230,6 +265,7 @@ class Translator {
         unsupported(at + ".max_whitespace_cnt", "must be at most 255");
       opts["max_whitespace"] = *ws;
     }
+    close_like_xgrammar(schema);
     if (!opts.empty()) schema["x-nextok"] = opts;
     return rule("%json " + schema.dump());
   }
