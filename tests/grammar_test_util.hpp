@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "nextok/error.hpp"
 #include "nextok/grammar.hpp"
 #include "nextok/mask.hpp"
 #include "nextok/vocab.hpp"
@@ -130,6 +131,17 @@ inline size_t check_walks(const std::shared_ptr<const Grammar>& g,
     }
   }
   return checked;
+}
+
+// Grammar::structural_tag refuses `tag` with `code`, naming the request field.
+inline void expect_structural_tag_error(const std::string& tag, ErrorCode code) {
+  try {
+    Grammar::structural_tag(small_index(), tag);
+    ADD_FAILURE() << "compiled: " << tag;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << tag << ": " << e.what();
+    EXPECT_EQ(e.param(), "structural_tag") << tag;
+  }
 }
 
 }  // namespace nextok::grammar_test

@@ -15,10 +15,10 @@
 
 namespace {
 
-using nextok::Error;
 using nextok::ErrorCode;
 using nextok::Grammar;
 using nextok::GrammarConstraint;
+using nextok::grammar_test::expect_structural_tag_error;
 using nextok::grammar_test::small_index;
 
 void expect_verdicts(const std::string& format,
@@ -274,16 +274,8 @@ TEST(XGrammarStructuralTagStyles, UnsupportedOptionsAreClearErrors) {
        ErrorCode::kInvalidArgument},
       {R"({"type": "dispatch", "rules": [["<f>"]]})", ErrorCode::kInvalidArgument},
   };
-  for (const auto& [format, code] : cases) {
-    const std::string tag = R"({"type": "structural_tag", "format": )" + format + "}";
-    try {
-      Grammar::structural_tag(small_index(), tag);
-      ADD_FAILURE() << "compiled: " << tag;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), code) << tag << ": " << e.what();
-      EXPECT_EQ(e.param(), "structural_tag") << tag;
-    }
-  }
+  for (const auto& [format, code] : cases)
+    expect_structural_tag_error(R"({"type": "structural_tag", "format": )" + format + "}", code);
 }
 
 }  // namespace

@@ -366,21 +366,16 @@ class Syntax : Reader {
       }
       return n;
     }
-    if (c == '%' && src_.substr(pos_, 5) == "%json" && !name_char(at(pos_ + 5))) {
+    // Rules given as a JSON object: a schema, or nextok's embedded GBNF.
+    for (const auto& [word, kind] :
+         {std::pair{"%json", Expr::Kind::kJson}, std::pair{"%gbnf", Expr::Kind::kGbnf}}) {
+      if (c != '%' || src_.substr(pos_, 5) != word || name_char(at(pos_ + 5))) continue;
       pos_ += 5;
       space(true);
-      Expr j{Expr::Kind::kJson};
+      Expr j{kind};
       j.at = start;
-      j.text = json_object(start, "%json");
+      j.text = json_object(start, word);
       return j;
-    }
-    if (c == '%' && src_.substr(pos_, 5) == "%gbnf" && !name_char(at(pos_ + 5))) {
-      pos_ += 5;
-      space(true);
-      Expr g{Expr::Kind::kGbnf};
-      g.at = start;
-      g.text = json_object(start, "%gbnf");
-      return g;
     }
     if (c == '%' && src_.substr(pos_, 6) == "%regex" && !name_char(at(pos_ + 6))) {
       pos_ += 6;
