@@ -9,6 +9,7 @@
 
 #include "constraint/cfg/automaton_rules.hpp"
 #include "constraint/cfg/raw_text_automaton.hpp"
+#include "constraint/cfg/xml_styles.hpp"
 #include "constraint/schema/schema_compiler.hpp"
 #include "nextok/error.hpp"
 #include "util/json_depth.hpp"
@@ -47,34 +48,6 @@ struct NameOrder {
     return it == rank.end() ? SIZE_MAX : it->second;
   }
 };
-
-// How an XML-style format writes a parameter (XGrammar's styles):
-// before + name + after, then value_open (after whitespace), the value, close.
-// A style that marks strings apart (after_other not empty) writes a string
-// value as after + raw text + close, any other as after_other + whitespace +
-// JSON + whitespace + close.
-struct XmlStyle {
-  std::string_view before, after, value_open, close, after_other;
-};
-
-constexpr std::string_view kStyleNames =
-    "json, qwen_xml, minimax_xml, glm_xml, deepseek_xml, deepseek_v4_1_xml";
-
-std::optional<XmlStyle> xml_style(std::string_view name) {
-  if (name == "qwen_xml") return XmlStyle{"<parameter=", ">", "", "</parameter>", ""};
-  if (name == "minimax_xml") return XmlStyle{"<parameter name=\"", "\">", "", "</parameter>", ""};
-  if (name == "glm_xml")
-    return XmlStyle{"<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", ""};
-  // DeepSeek V3.2 and V4 (U+FF5C FULLWIDTH VERTICAL LINE around DSML); V4.1
-  // puts a space after the second.
-  if (name == "deepseek_xml")
-    return XmlStyle{"<\uFF5CDSML\uFF5Cparameter name=\"", "\" string=\"true\">", "",
-                    "</\uFF5CDSML\uFF5Cparameter>", "\" string=\"false\">"};
-  if (name == "deepseek_v4_1_xml")
-    return XmlStyle{"<\uFF5CDSML\uFF5C parameter name=\"", "\" string=\"true\">", "",
-                    "</\uFF5CDSML\uFF5C parameter>", "\" string=\"false\">"};
-  return std::nullopt;
-}
 
 struct EmbedOptions {
   std::optional<XmlStyle> xml;  // none: JSON
@@ -566,7 +539,7 @@ Symbol embed_json_schema(CfgBuilder& b, std::string_view schema, size_t at, Json
           if (!opts.xml && style != "json")
             throw Error(ErrorCode::kUnsupported, "grammar",
                         b.where(at) + ": %json: the style '" + style + "' is not supported (" +
-                            std::string(kStyleNames) + ")");
+                            std::string(kJsonStyleNames) + ")");
         } else if (k == "max_whitespace" && v.is_number_integer() && v.get<long long>() >= 0 &&
                    v.get<long long>() <= 255) {
           so.max_whitespace = static_cast<uint8_t>(v.get<long long>());

@@ -1,12 +1,11 @@
 #include "constraint/cfg/structural_tag_lark.hpp"
 
-#include <algorithm>
 #include <cstdio>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "constraint/cfg/xml_styles.hpp"
 #include "constraint/regex/regex_parser.hpp"
 #include "nextok/error.hpp"
 #include "util/json_depth.hpp"
@@ -223,9 +222,8 @@ class Translator {
     if (type == "triggered_tags") return triggered(f, at, ends.last);
     if (type == "tags_with_separator") return separated(f, at);
     if (type == "dispatch") return dispatch(f, at);
-    static const char* const kOthers[] = {
-        "grammar",       "token", "exclude_token", "any_tokens", "token_triggered_tags",
-        "token_dispatch"};
+    static const char* const kOthers[] = {"token", "exclude_token", "any_tokens",
+                                          "token_triggered_tags", "token_dispatch"};
     for (const char* o : kOthers)
       if (type == o) unsupported(at, "the format '" + type + "' is not supported");
     bad(at + ".type", "unknown format '" + type + "'");
@@ -244,15 +242,9 @@ class Translator {
     ordered opts = ordered::object();
     if (style_name) opts["style"] = style_name;
     if (const ordered* style = field(f, "style")) {
-      static const char* const kStyles[] = {"json",    "qwen_xml",     "minimax_xml",
-                                            "glm_xml", "deepseek_xml", "deepseek_v4_1_xml"};
-      const bool known =
-          style->is_string() && std::any_of(std::begin(kStyles), std::end(kStyles),
-                                            [&](const char* k) { return *style == k; });
-      if (!known)
-        unsupported(at + ".style", "the style " + style->dump() +
-                                       " is not supported (json, qwen_xml, minimax_xml, glm_xml, "
-                                       "deepseek_xml, deepseek_v4_1_xml)");
+      if (!style->is_string() || !is_json_style(style->get<std::string>()))
+        unsupported(at + ".style", "the style " + style->dump() + " is not supported (" +
+                                       std::string(kJsonStyleNames) + ")");
       opts["style"] = *style;
     }
     if (flag(f, "any_order", at)) opts["any_order"] = true;
