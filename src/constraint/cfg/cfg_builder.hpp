@@ -78,7 +78,6 @@ class CfgBuilder {
   }
 
   Cfg& cfg() { return g_; }
-  size_t counted() const { return size_; }
   const ConstraintLimits& limits() const { return limits_; }
   Cfg take() { return std::move(g_); }
 

@@ -343,11 +343,10 @@ class Embed {
       if (xml) a = xml_names(a);
       if ((other_key = accepted(b_, a, at_, nullptr))) other_value = value_of(n.additional);
     }
-    const Symbol open = lit(xml ? "" : "{"), close = lit(xml ? "" : "}");
     const auto ws = static_cast<Symbol>(ws_);
     const auto wrap = [&](Symbol members) -> Alts {
       if (xml) return {{members, ws}};
-      return {{open, ws, members, close}};
+      return {{lit("{"), ws, members, lit("}")}};
     };
     if (opts_.any_order)
       return wrap(any_order(n, order, other_key, other_value, key_of, value_of, xml));

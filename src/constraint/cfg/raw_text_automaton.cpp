@@ -6,6 +6,8 @@
 #include <tuple>
 #include <vector>
 
+#include "util/substring_matcher.hpp"
+
 namespace nextok::constraint::cfg {
 
 namespace {
@@ -54,30 +56,10 @@ bool closes(const Automaton& a, int32_t q) {
   return t >= 0 && a.accepting[static_cast<size_t>(t)];
 }
 
-// How much of `s` ends the text read, after one more byte (KMP).
-class Matcher {
- public:
-  explicit Matcher(std::string_view s) : s_(s), fail_(s.size() + 1, 0) {
-    for (size_t i = 1; i < s.size(); ++i) {
-      size_t k = fail_[i];
-      while (k > 0 && s[i] != s[k]) k = fail_[k];
-      fail_[i + 1] = s[i] == s[k] ? k + 1 : 0;
-    }
-  }
-  uint32_t next(uint32_t k, uint8_t b) const {
-    while (k > 0 && static_cast<uint8_t>(s_[k]) != b) k = static_cast<uint32_t>(fail_[k]);
-    return static_cast<uint8_t>(s_[k]) == b ? k + 1 : 0;
-  }
-
- private:
-  std::string_view s_;
-  std::vector<size_t> fail_;
-};
-
 }  // namespace
 
-std::optional<Automaton> raw_values(const Automaton& json, std::string_view close, size_t max_states,
-                     RawPart part) {
+std::optional<Automaton> raw_values(const Automaton& json, std::string_view close,
+                                    size_t max_states, RawPart part) {
   // A state reads on two ways at once: `lit`, the JSON text as written
   // (values that are not strings), and `str`, inside a string literal
   // (its opening quote read), with `k` bytes of `close` just read.
@@ -91,7 +73,7 @@ std::optional<Automaton> raw_values(const Automaton& json, std::string_view clos
   };
   Automaton out;
   if (json.start < 0) return out;
-  const Matcher m(close);
+  const util::SubstringMatcher m{std::string(close)};
   std::map<Key, int32_t> ids;
   const int32_t lit0 = part == RawPart::kStrings ? -1 : json.start;
   const int32_t str0 =

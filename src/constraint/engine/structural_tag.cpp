@@ -17,6 +17,7 @@
 #include "constraint/engine/mask_walker.hpp"
 #include "nextok/error.hpp"
 #include "nextok/mask.hpp"
+#include "util/substring_matcher.hpp"
 
 namespace nextok {
 
@@ -55,7 +56,7 @@ bool fits_tag(std::string_view bytes, std::string_view tag, size_t k) {
 // pair of tags (they do not depend on the JSON grammar): listed once and
 // shared by every grammar with the same tags.
 struct TagCandidates {
-  std::vector<uint32_t> pi;                        // KMP failure function of the begin tag
+  util::SubstringMatcher begin_match;              // how much of the begin tag the text ends with
   std::vector<uint32_t> base;                      // kFree: every token with bytes, EOS excluded
   std::vector<std::vector<uint32_t>> free_cands;   // per KMP state: tokens completing the begin tag
   std::vector<std::vector<uint32_t>> begin_cands;  // per offset
@@ -70,10 +71,6 @@ struct TagCandidates {
   static std::shared_ptr<const TagCandidates> get(const std::shared_ptr<const TokenIndex>& index,
                                                   const std::string& begin, const std::string& end);
   void list(const Vocabulary& vocab, const std::string& B, const std::string& E);
-  uint32_t kmp_next(const std::string& B, uint32_t k, uint8_t b) const noexcept {
-    while (k > 0 && static_cast<uint8_t>(B[k]) != b) k = pi[k - 1];
-    return static_cast<uint8_t>(B[k]) == b ? k + 1 : k;
-  }
 };
 
 std::shared_ptr<const TagCandidates> TagCandidates::get(
@@ -106,7 +103,7 @@ struct StructuralTagGrammar::Impl {
   const Machine* m = nullptr;
   std::shared_ptr<const TagCandidates> cands;
 
-  uint32_t kmp_next(uint32_t k, uint8_t b) const noexcept { return cands->kmp_next(f.begin, k, b); }
+  uint32_t kmp_next(uint32_t k, uint8_t b) const noexcept { return cands->begin_match.next(k, b); }
 
   void enter_content(Outer& s) const {
     s.phase = Phase::kContent;
@@ -193,12 +190,7 @@ struct StructuralTagGrammar::Impl {
 };
 
 void TagCandidates::list(const Vocabulary& vocab, const std::string& B, const std::string& E) {
-  pi.assign(B.size(), 0);
-  for (size_t i = 1, k = 0; i < B.size(); ++i) {
-    while (k > 0 && B[i] != B[k]) k = pi[k - 1];
-    if (B[i] == B[k]) ++k;
-    pi[i] = static_cast<uint32_t>(k);
-  }
+  begin_match = util::SubstringMatcher(B);
   base.assign(bitmask_words(vocab.size()), 0);
   free_cands.assign(B.size(), {});
   begin_cands.assign(B.size(), {});
@@ -212,7 +204,7 @@ void TagCandidates::list(const Vocabulary& vocab, const std::string& B, const st
       for (uint32_t k0 = 0; k0 < B.size(); ++k0) {
         uint32_t k = k0;
         for (const unsigned char b : bytes) {
-          k = kmp_next(B, k, b);
+          k = begin_match.next(k, b);
           if (k == B.size()) {
             free_cands[k0].push_back(id);
             break;
